@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the real control plane that the cluster tests run against: kube-apiserver, etcd and
+# kwok, from their published Go modules, pinned. The binaries land in
+#   ${VK8S_BIN_DIR:-$HOME/.cache/vk8s-bin/<stamp>}
+# and a second run with the same pins does nothing. Go is used only here, to build test tools;
+# nothing it builds is part of the product or committed.
+#
+# Prints the binary directory on its last line of stdout. Exits 3 (and says why) when Go is absent.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-1.34.4}
+ETCD_VERSION=${ETCD_VERSION:-3.6.5}
+KWOK_VERSION=${KWOK_VERSION:-0.7.0}
+STAMP="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
+OUT=${VK8S_BIN_DIR:-$HOME/.cache/vk8s-bin/$STAMP}
+
+if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" && -x "$OUT/kwok" && -f "$OUT/.complete" ]]; then
+  echo "$OUT"
+  exit 0
+fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "k8s-test-bins: Go is not installed; cannot build kube-apiserver/etcd/kwok" >&2
+  exit 3
+fi
+
+mkdir -p "$OUT"
+export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOMODCACHE=${GOMODCACHE:-$HOME/.cache/vk8s-go/mod}
+export GOCACHE=${GOCACHE:-$HOME/.cache/vk8s-go/build}
+log() { echo "k8s-test-bins: $*" >&2; }
+
+build_apiserver() {
+  [[ -x "$OUT/kube-apiserver" ]] && return 0
+  local work minor gomod ldflags version_pkg
+  work=$(mktemp -d)
+  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+  (
+    cd "$work"
+    go mod init local/k8sbins >/dev/null 2>&1
+    # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with local
+    # paths; a consumer must replace each with the published v0.<minor>.<patch>.
+    gomod=$(go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+    for module in $(sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/.*#\1#p' "$gomod"); do
+      go mod edit -replace="$module=$module@v0.${K8S_VERSION#1.}"
+    done
+    go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" >&2
+    version_pkg=k8s.io/component-base/version
+    ldflags="-s -w -X $version_pkg.gitVersion=v$K8S_VERSION -X $version_pkg.gitMajor=1"
+    ldflags="$ldflags -X $version_pkg.gitMinor=$minor -X $version_pkg.gitTreeState=clean"
+    go build -trimpath -ldflags "$ldflags" -o "$OUT/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+    mv "$OUT/kube-apiserver.tmp" "$OUT/kube-apiserver"
+  )
+  rm -rf "$work"
+}
+
+build_etcd() {
+  [[ -x "$OUT/etcd" ]] && return 0
+  local work
+  work=$(mktemp -d)
+  (
+    cd "$work"
+    go mod init local/etcdbin >/dev/null 2>&1
+    # etcd's server module carries replace directives, so `go install` refuses it; built as a
+    # dependency of a throw-away module, those replaces are ignored.
+    go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >&2
+    go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3
+    mv "$OUT/etcd.tmp" "$OUT/etcd"
+  )
+  rm -rf "$work"
+}
+
+build_kwok() {
+  [[ -x "$OUT/kwok" ]] && return 0
+  GOBIN="$OUT" GOFLAGS= go install "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
+}
+
+log "building into $OUT (cold: tens of minutes; warm: seconds)"
+build_etcd
+build_kwok
+build_apiserver
+touch "$OUT/.complete"
+log "done"
+echo "$OUT"

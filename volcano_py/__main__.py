@@ -1,0 +1,3 @@
+from volcano_py.cli.main import main
+
+raise SystemExit(main())

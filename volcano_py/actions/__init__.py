@@ -1,0 +1,1 @@
+"""The scheduling actions, one module each."""

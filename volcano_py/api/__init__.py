@@ -1,0 +1,1 @@
+"""The scheduler's data model: resources, tasks, jobs, nodes, queues, HyperNodes. No I/O."""

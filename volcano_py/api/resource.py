@@ -1,0 +1,615 @@
+"""The multi-dimensional resource vector every scheduling decision is made of.
+
+A port of Volcano's ``pkg/scheduler/api/resource_info.go`` with its units and tolerances:
+
+* ``milli_cpu`` in millicores, ``memory`` in bytes;
+* ``scalar_resources``: every other dimension (GPUs, NPUs, hugepages, ephemeral-storage, ...) in
+  *milli-units*, except ``pods`` which is a whole count (every pod requests ``pods: 1``);
+* two values closer than ``MIN_RESOURCE`` (0.1) compare as equal.
+
+The arithmetic mutates in place and returns ``self`` (as upstream does) so that expressions like
+``idle.clone().add(releasing).sub_without_assert(pipelined)`` read as the documents draw them.
+
+``DimensionDefault`` says how a scalar dimension that only one side defines is treated: ``ZERO``
+(absent means 0: reclaim/allocation arithmetic) or ``INFINITY`` (absent means unlimited:
+capacity-style checks).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Final
+
+from volcano_py.api.quantity import (
+    QuantityError,
+    format_bytes,
+    format_count,
+    format_milli,
+    quantity_milli_value,
+    quantity_value,
+)
+
+log = logging.getLogger(__name__)
+
+MIN_RESOURCE: Final = 0.1
+CPU: Final = "cpu"
+MEMORY: Final = "memory"
+PODS: Final = "pods"
+EPHEMERAL_STORAGE: Final = "ephemeral-storage"
+GPU: Final = "nvidia.com/gpu"
+
+# "pods" is requested by every task, so the quota-style comparisons skip it.
+IGNORED_SCALAR_RESOURCES: Final = frozenset({PODS})
+
+
+class DimensionDefault(IntEnum):
+    """The value of a scalar dimension that one side of a comparison does not define."""
+
+    ZERO = 0
+    INFINITY = -1
+
+
+class ResourceUnderflowError(ValueError):
+    """``Resource.sub`` would make a dimension negative (upstream asserts and panics)."""
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """Kubernetes' ``IsScalarResourceName``: extended, hugepages, prefixed native and
+    attachable-volume resources. Unprefixed names other than these (``requests.cpu``,
+    ``limits.memory``, typos) are not resources the scheduler accounts."""
+    if name.startswith(("hugepages-", "attachable-volumes-")):
+        return True
+    if "kubernetes.io/" in name:
+        return True
+    return "/" in name and not name.startswith("requests.")
+
+
+def _less_equal(left: float, right: float) -> bool:
+    return left < right or abs(left - right) < MIN_RESOURCE
+
+
+@dataclass(slots=True)
+class Resource:
+    milli_cpu: float = 0.0
+    memory: float = 0.0
+    scalar_resources: dict[str, float] = field(default_factory=dict)
+    # Only the pod-count predicate reads it; arithmetic never touches it (as upstream).
+    max_task_num: int = 0
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def empty(cls) -> Resource:
+        return cls()
+
+    @classmethod
+    def infinite(cls) -> Resource:
+        return cls(milli_cpu=math.inf, memory=math.inf, max_task_num=2**63 - 1)
+
+    @classmethod
+    def from_list(cls, resource_list: Mapping[str, str | int | float] | None) -> Resource:
+        """A Kubernetes ResourceList (``{"cpu": "500m", "memory": "1Gi"}``) in Volcano's units.
+
+        ``count/*`` quota names and names that are not scalar resources are dropped, as the
+        scheduler drops them. A malformed quantity raises ``ValueError`` naming it.
+        """
+        result = cls()
+        for name, raw in (resource_list or {}).items():
+            try:
+                if name == CPU:
+                    result.milli_cpu += quantity_milli_value(raw)
+                elif name == MEMORY:
+                    result.memory += quantity_value(raw)
+                elif name == PODS:
+                    count = quantity_value(raw)
+                    result.max_task_num += count
+                    result.add_scalar(PODS, float(count))
+                elif name == EPHEMERAL_STORAGE:
+                    result.add_scalar(name, float(quantity_milli_value(raw)))
+                elif name.startswith("count/") or not is_scalar_resource_name(name):
+                    continue
+                else:
+                    result.add_scalar(name, float(quantity_milli_value(raw)))
+            except QuantityError as error:
+                raise QuantityError(f"invalid quantity {raw!r} for resource {name!r}") from error
+        return result
+
+    def to_list(self) -> dict[str, str]:
+        """Back to Kubernetes quantity strings (``ConvertRes2ResList``): cpu in milli, memory in
+        bytes, ``pods`` whole, other scalars from milli-units."""
+        result = {CPU: format_milli(self.milli_cpu), MEMORY: format_bytes(self.memory)}
+        for name in sorted(self.scalar_resources):
+            value = self.scalar_resources[name]
+            result[name] = format_count(value) if name == PODS else format_milli(value)
+        return result
+
+    def clone(self) -> Resource:
+        return Resource(self.milli_cpu, self.memory, dict(self.scalar_resources), self.max_task_num)
+
+    # ------------------------------------------------------------------ access
+
+    def get(self, name: str) -> float:
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        return self.scalar_resources.get(name, 0.0)
+
+    def set_scalar(self, name: str, quantity: float) -> None:
+        self.scalar_resources[name] = quantity
+
+    def add_scalar(self, name: str, quantity: float) -> None:
+        self.scalar_resources[name] = self.scalar_resources.get(name, 0.0) + quantity
+
+    def resource_names(self) -> list[str]:
+        """The dimensions holding at least ``MIN_RESOURCE``."""
+        names = []
+        if self.milli_cpu >= MIN_RESOURCE:
+            names.append(CPU)
+        if self.memory >= MIN_RESOURCE:
+            names.append(MEMORY)
+        names.extend(n for n, v in self.scalar_resources.items() if v >= MIN_RESOURCE)
+        return names
+
+    def is_empty(self) -> bool:
+        """Every dimension but ``pods`` is below ``MIN_RESOURCE`` (a best-effort request)."""
+        if self.milli_cpu >= MIN_RESOURCE or self.memory >= MIN_RESOURCE:
+            return False
+        return all(
+            value < MIN_RESOURCE
+            for name, value in self.scalar_resources.items()
+            if name not in IGNORED_SCALAR_RESOURCES
+        )
+
+    def is_zero(self, name: str) -> bool:
+        if name not in (CPU, MEMORY) and self.scalar_resources and name not in self.scalar_resources:
+            raise KeyError(f"unknown resource {name}")
+        return self.get(name) < MIN_RESOURCE
+
+    # ------------------------------------------------------------------ arithmetic (in place)
+
+    def add(self, other: Resource) -> Resource:
+        self.milli_cpu += other.milli_cpu
+        self.memory += other.memory
+        for name, value in other.scalar_resources.items():
+            self.scalar_resources[name] = self.scalar_resources.get(name, 0.0) + value
+        return self
+
+    def sub(self, other: Resource) -> Resource:
+        """Subtract, refusing to go below zero in any dimension ``other`` holds."""
+        if not other.less_equal(self, DimensionDefault.ZERO):
+            raise ResourceUnderflowError(
+                f"resource is not sufficient to do operation: <{self}> sub <{other}>"
+            )
+        return self._sub(other)
+
+    def sub_without_assert(self, other: Resource) -> Resource:
+        """Subtract even into negative values (logged), as node accounting must."""
+        ok, names = other.less_equal_with_resources_name(self, DimensionDefault.ZERO)
+        if not ok:
+            log.error(
+                "resources %s are not sufficient to do operation: <%s> sub <%s>", names, self, other
+            )
+        return self._sub(other)
+
+    def _sub(self, other: Resource) -> Resource:
+        self.milli_cpu -= other.milli_cpu
+        self.memory -= other.memory
+        # Upstream leaves a resource without scalar map untouched in the scalar dimensions.
+        if not self.scalar_resources:
+            return self
+        for name, value in other.scalar_resources.items():
+            self.scalar_resources[name] = self.scalar_resources.get(name, 0.0) - value
+        return self
+
+    def multi(self, ratio: float) -> Resource:
+        self.milli_cpu *= ratio
+        self.memory *= ratio
+        for name in self.scalar_resources:
+            self.scalar_resources[name] *= ratio
+        return self
+
+    def set_max_resource(self, other: Resource) -> None:
+        """Per-dimension maximum, in place."""
+        self.milli_cpu = max(self.milli_cpu, other.milli_cpu)
+        self.memory = max(self.memory, other.memory)
+        if not self.scalar_resources:
+            self.scalar_resources = dict(other.scalar_resources)
+            return
+        for name, value in other.scalar_resources.items():
+            if name not in self.scalar_resources or value > self.scalar_resources[name]:
+                self.scalar_resources[name] = value
+
+    def fit_delta(self, request: Resource) -> Resource:
+        """What remains of ``self`` (available) after ``request``, with the tolerance charged:
+        a negative dimension is one the request does not fit in."""
+        if request.milli_cpu > 0:
+            self.milli_cpu -= request.milli_cpu + MIN_RESOURCE
+        if request.memory > 0:
+            self.memory -= request.memory + MIN_RESOURCE
+        for name, value in request.scalar_resources.items():
+            if value > 0:
+                self.scalar_resources[name] = (
+                    self.scalar_resources.get(name, 0.0) - value - MIN_RESOURCE
+                )
+        return self
+
+    def min_dimension_resource(self, other: Resource, default: DimensionDefault) -> Resource:
+        """Per-dimension minimum, in place; a scalar ``other`` lacks becomes 0 (ZERO) or is
+        left alone (INFINITY)."""
+        self.milli_cpu = min(self.milli_cpu, other.milli_cpu)
+        self.memory = min(self.memory, other.memory)
+        for name, value in self.scalar_resources.items():
+            if name in other.scalar_resources:
+                self.scalar_resources[name] = min(value, other.scalar_resources[name])
+            elif default is DimensionDefault.ZERO:
+                self.scalar_resources[name] = 0.0
+        return self
+
+    def diff(self, other: Resource, default: DimensionDefault) -> tuple[Resource, Resource]:
+        """``(increased, decreased)``: how far ``self`` is above and below ``other`` in each
+        dimension. With INFINITY a dimension only one side defines is unbounded on the other
+        side and reported as ``-1`` (upstream's marker)."""
+        left, right = self._with_defaults(other, default)
+        increased, decreased = Resource(), Resource()
+        if left.milli_cpu > right.milli_cpu:
+            increased.milli_cpu = left.milli_cpu - right.milli_cpu
+        else:
+            decreased.milli_cpu = right.milli_cpu - left.milli_cpu
+        if left.memory > right.memory:
+            increased.memory = left.memory - right.memory
+        else:
+            decreased.memory = right.memory - left.memory
+        infinity_marker = float(DimensionDefault.INFINITY)
+        for name, left_value in left.scalar_resources.items():
+            right_value = right.scalar_resources[name]
+            if left_value == infinity_marker:
+                increased.scalar_resources[name] = left_value
+            elif right_value == infinity_marker:
+                decreased.scalar_resources[name] = right_value
+            elif left_value > right_value:
+                increased.scalar_resources[name] = left_value - right_value
+            else:
+                decreased.scalar_resources[name] = right_value - left_value
+        return increased, decreased
+
+    def _with_defaults(
+        self, other: Resource, default: DimensionDefault
+    ) -> tuple[Resource, Resource]:
+        """Copies of both sides where each scalar dimension of either side exists on both."""
+        left, right = self.clone(), other.clone()
+        for name in self.scalar_resources:
+            right.scalar_resources.setdefault(name, float(default))
+        for name in other.scalar_resources:
+            left.scalar_resources.setdefault(name, float(default))
+        return left, right
+
+    # ------------------------------------------------------------------ comparisons
+
+    def less(self, other: Resource, default: DimensionDefault) -> bool:
+        """Every dimension strictly below ``other``."""
+        if not (self.milli_cpu < other.milli_cpu and self.memory < other.memory):
+            return False
+        infinite = default is DimensionDefault.INFINITY
+        if infinite and any(n not in self.scalar_resources for n in other.scalar_resources):
+            return False
+        for name, value in self.scalar_resources.items():
+            if name not in other.scalar_resources:
+                if infinite:
+                    continue
+                if not value < 0.0:
+                    return False
+            elif not value < other.scalar_resources[name]:
+                return False
+        return True
+
+    def less_equal(self, other: Resource, default: DimensionDefault) -> bool:
+        """Every dimension at most ``other`` (within ``MIN_RESOURCE``): "does it fit"."""
+        if not (_less_equal(self.milli_cpu, other.milli_cpu)
+                and _less_equal(self.memory, other.memory)):
+            return False
+        infinite = default is DimensionDefault.INFINITY
+        if infinite and any(n not in self.scalar_resources for n in other.scalar_resources):
+            return False
+        for name, value in self.scalar_resources.items():
+            right = other.scalar_resources.get(name)
+            if right is None:
+                if infinite:
+                    continue
+                right = 0.0
+            if not _less_equal(value, right):
+                return False
+        return True
+
+    def less_equal_with_resources_name(
+        self, other: Resource, default: DimensionDefault
+    ) -> tuple[bool, list[str]]:
+        """``less_equal`` that also names the insufficient dimensions (cpu, memory, scalars)."""
+        names = []
+        if not _less_equal(self.milli_cpu, other.milli_cpu):
+            names.append(CPU)
+        if not _less_equal(self.memory, other.memory):
+            names.append(MEMORY)
+        for name, value in self.scalar_resources.items():
+            right = other.scalar_resources.get(name)
+            if right is None:
+                if default is DimensionDefault.INFINITY:
+                    continue
+                right = 0.0
+            if not _less_equal(value, right):
+                names.append(name)
+        return not names, names
+
+    def less_equal_with_dimension_and_resources_name(
+        self, other: Resource | None, request: Resource | None
+    ) -> tuple[bool, list[str]]:
+        """Compare only the dimensions ``request`` asks for (> 0; ``pods`` skipped), strictly
+        (no tolerance): the queue-quota check of proportion, capacity and overcommit."""
+        if other is None:
+            return False, self.resource_names()
+        if request is None:
+            return self.less_equal_with_resources_name(other, DimensionDefault.ZERO)
+        names = []
+        if request.milli_cpu > 0 and self.milli_cpu > other.milli_cpu:
+            names.append(CPU)
+        if request.memory > 0 and self.memory > other.memory:
+            names.append(MEMORY)
+        if self.scalar_resources:
+            for name, quantity in request.scalar_resources.items():
+                if name in IGNORED_SCALAR_RESOURCES:
+                    continue
+                if quantity > 0 and self.get(name) > other.get(name):
+                    names.append(name)
+        return not names, names
+
+    def less_equal_with_dimension(self, other: Resource | None, request: Resource | None) -> bool:
+        return self.less_equal_with_dimension_and_resources_name(other, request)[0]
+
+    def less_partly(self, other: Resource, default: DimensionDefault) -> bool:
+        """Some dimension strictly below ``other``."""
+        left_cpu, right_cpu = self._partly_pair(self.milli_cpu, other.milli_cpu, default)
+        left_mem, right_mem = self._partly_pair(self.memory, other.memory, default)
+        if left_cpu < right_cpu or left_mem < right_mem:
+            return True
+        if default is DimensionDefault.ZERO and any(
+            n not in self.scalar_resources for n in other.scalar_resources
+        ):
+            return True
+        for name, value in self.scalar_resources.items():
+            right = other.scalar_resources.get(name)
+            if right is None:
+                if default is DimensionDefault.INFINITY:
+                    return True
+                right = 0.0
+            if value < right:
+                return True
+        return False
+
+    def less_equal_partly(self, other: Resource, default: DimensionDefault) -> bool:
+        """Some dimension at most ``other`` (within ``MIN_RESOURCE``)."""
+        left_cpu, right_cpu = self._partly_pair(self.milli_cpu, other.milli_cpu, default)
+        left_mem, right_mem = self._partly_pair(self.memory, other.memory, default)
+        if _less_equal_unbounded(left_cpu, right_cpu) or _less_equal_unbounded(left_mem, right_mem):
+            return True
+        if default is DimensionDefault.ZERO and any(
+            n not in self.scalar_resources for n in other.scalar_resources
+        ):
+            return True
+        for name, value in self.scalar_resources.items():
+            right = other.scalar_resources.get(name)
+            if right is None:
+                if default is DimensionDefault.INFINITY:
+                    return True
+                right = 0.0
+            if _less_equal(value, right):
+                return True
+        return False
+
+    @staticmethod
+    def _partly_pair(left: float, right: float, default: DimensionDefault) -> tuple[float, float]:
+        """cpu and memory for the partial comparisons.
+
+        Volcano's Resource cannot tell an undefined cpu/memory from zero. Its design document
+        (seed 004, resource comparison) reads an undefined dimension as unbounded under INFINITY
+        ("R = {gpu: 2}" is "{cpu: max, memory: max, gpu: 2}"), so here, under INFINITY, a cpu or
+        memory below ``MIN_RESOURCE`` counts as unbounded. Only the partial comparisons do this:
+        upstream never calls them with INFINITY, so no scheduling decision depends on it, and
+        ``less``/``less_equal`` keep upstream's exact behaviour.
+        """
+        if default is not DimensionDefault.INFINITY:
+            return left, right
+        return (
+            math.inf if left < MIN_RESOURCE else left,
+            math.inf if right < MIN_RESOURCE else right,
+        )
+
+    def equal(self, other: Resource, default: DimensionDefault) -> bool:
+        """Every dimension equal within ``MIN_RESOURCE``, on both sides' dimensions."""
+        left, right = self._with_defaults(other, default)
+        if abs(left.milli_cpu - right.milli_cpu) >= MIN_RESOURCE:
+            return False
+        if abs(left.memory - right.memory) >= MIN_RESOURCE:
+            return False
+        return all(
+            left_value == right.scalar_resources[name]
+            or abs(left_value - right.scalar_resources[name]) < MIN_RESOURCE
+            for name, left_value in left.scalar_resources.items()
+        )
+
+    def greater(self, other: Resource, default: DimensionDefault) -> bool:
+        """Every dimension strictly above ``other``: not ``less_equal_partly``."""
+        return not self.less_equal_partly(other, default)
+
+    def greater_equal(self, other: Resource, default: DimensionDefault) -> bool:
+        """Every dimension at least ``other``: not ``less_partly``."""
+        return not self.less_partly(other, default)
+
+    def greater_partly(self, other: Resource, default: DimensionDefault) -> bool:
+        """Some dimension above ``other``: not ``less_equal``."""
+        return not self.less_equal_with_resources_name(other, default)[0]
+
+    def greater_partly_with_resources_name(
+        self, other: Resource, default: DimensionDefault
+    ) -> tuple[bool, list[str]]:
+        """``greater_partly`` with the exceeding dimensions named (upstream ``GreaterPartly``)."""
+        ok, names = self.less_equal_with_resources_name(other, default)
+        return not ok, names
+
+    def greater_equal_partly(self, other: Resource, default: DimensionDefault) -> bool:
+        """Some dimension at least ``other``: not ``less``."""
+        return not self.less(other, default)
+
+    def less_equal_partly_with_dimension(
+        self, other: Resource, request: Resource | None
+    ) -> tuple[bool, list[str]]:
+        """Some requested dimension (> 0, ``pods`` skipped) at most ``other``; names those."""
+        if request is None:
+            return False, []
+        names = []
+        if request.milli_cpu > 0 and _less_equal(self.milli_cpu, other.milli_cpu):
+            names.append(CPU)
+        if request.memory > 0 and _less_equal(self.memory, other.memory):
+            names.append(MEMORY)
+        for name, quantity in request.scalar_resources.items():
+            if name in IGNORED_SCALAR_RESOURCES:
+                continue
+            if quantity > 0 and _less_equal(self.get(name), other.get(name)):
+                names.append(name)
+        return bool(names), names
+
+    def greater_partly_with_dimension(
+        self, other: Resource | None, request: Resource | None
+    ) -> tuple[bool, list[str]]:
+        """Some requested dimension (> 0, ``pods`` skipped) strictly above ``other``."""
+        if request is None:
+            return False, []
+        right = other if other is not None else Resource()
+        names = []
+        if request.milli_cpu > 0 and self.milli_cpu > right.milli_cpu:
+            names.append(CPU)
+        if request.memory > 0 and self.memory > right.memory:
+            names.append(MEMORY)
+        for name, quantity in request.scalar_resources.items():
+            if name in IGNORED_SCALAR_RESOURCES:
+                continue
+            if quantity > 0 and self.get(name) > right.get(name):
+                names.append(name)
+        return bool(names), names
+
+    def greater_partly_with_relevant_dimensions(
+        self, other: Resource | None, request: Resource | None
+    ) -> tuple[bool, list[str]]:
+        """As ``greater_partly_with_dimension``, but only over dimensions ``other`` holds:
+        cpu/memory of at least ``MIN_RESOURCE`` and scalars it defines (even at zero)."""
+        if request is None:
+            return False, []
+        right = other if other is not None else Resource()
+        relevant = Resource(
+            milli_cpu=request.milli_cpu if right.milli_cpu >= MIN_RESOURCE else 0.0,
+            memory=request.memory if right.memory >= MIN_RESOURCE else 0.0,
+            scalar_resources={
+                name: quantity
+                for name, quantity in request.scalar_resources.items()
+                if quantity > 0 and name in right.scalar_resources
+            },
+        )
+        return self.greater_partly_with_dimension(right, relevant)
+
+    # ------------------------------------------------------------------ display
+
+    def __str__(self) -> str:
+        def show(value: float) -> str:
+            return "maxFloat" if math.isinf(value) else f"{value:0.2f}"
+
+        parts = [f"cpu {show(self.milli_cpu)}", f"memory {show(self.memory)}"]
+        parts.extend(f"{n} {show(self.scalar_resources[n])}" for n in sorted(self.scalar_resources))
+        return ", ".join(parts)
+
+
+def _less_equal_unbounded(left: float, right: float) -> bool:
+    if math.isinf(left) and math.isinf(right):
+        return True
+    return _less_equal(left, right)
+
+
+def exceeded_part(left: Resource | None, right: Resource | None) -> Resource:
+    """The part of ``left`` above ``right`` in each dimension (``ExceededPart``)."""
+    if right is None:
+        return left if left is not None else Resource()
+    if left is None:
+        return Resource()
+    return left.diff(right, DimensionDefault.ZERO)[0]
+
+
+def sum_resources(resources: Iterable[Resource]) -> Resource:
+    total = Resource()
+    for resource in resources:
+        total.add(resource)
+    return total
+
+
+# Pod-level ``spec.resources`` may override these dimensions (feature PodLevelResources).
+def _is_pod_level_resource(name: str) -> bool:
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+def _container_requests(container: Mapping[str, object]) -> Resource:
+    """A container's requests; a resource with a limit but no request counts at its limit, as
+    the API server's defaulting would have written it."""
+    resources = container.get("resources") or {}
+    assert isinstance(resources, Mapping)
+    requests = dict(resources.get("requests") or {})
+    for name, limit in (resources.get("limits") or {}).items():
+        requests.setdefault(name, limit)
+    return Resource.from_list(requests)
+
+
+def pod_request(pod: Mapping[str, object]) -> Resource:
+    """What a pod (a plain Kubernetes dict) asks of a node, as Kubernetes and Volcano count it.
+
+    ``max(sum of the containers, max over init containers)``, where a restartable init container
+    (a sidecar, ``restartPolicy: Always``) keeps running: it adds to the containers' sum and to
+    every later init container. Then pod-level ``spec.resources.requests`` override cpu, memory
+    and hugepages, ``spec.overhead`` is added, and ``pods: 1``.
+    """
+    spec = pod.get("spec") or {}
+    assert isinstance(spec, Mapping)
+    result = Resource()
+    for container in spec.get("containers") or []:
+        result.add(_container_requests(container))
+
+    sidecars = Resource()
+    init_max = Resource()
+    for container in spec.get("initContainers") or []:
+        request = _container_requests(container)
+        if container.get("restartPolicy") == "Always":
+            result.add(request)
+            sidecars.add(request)
+            running = sidecars.clone()
+        else:
+            running = request.clone().add(sidecars)
+        init_max.set_max_resource(running)
+    result.set_max_resource(init_max)
+    result.add_scalar(PODS, 1.0)
+
+    pod_level = (spec.get("resources") or {}).get("requests") or {}
+    if pod_level:
+        level = Resource.from_list(pod_level)
+        for name in pod_level:
+            if not _is_pod_level_resource(name):
+                continue
+            if name == CPU:
+                result.milli_cpu = level.milli_cpu
+            elif name == MEMORY:
+                result.memory = level.memory
+            else:
+                result.scalar_resources[name] = level.scalar_resources.get(name, 0.0)
+
+    overhead = spec.get("overhead")
+    if overhead:
+        result.add(Resource.from_list(overhead))
+    return result

@@ -1,0 +1,1 @@
+"""SchedulerCache: one event-fed copy of the cluster, snapshotted for each session."""

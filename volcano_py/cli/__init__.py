@@ -1,0 +1,1 @@
+"""The `volcano-py` command."""

@@ -1,0 +1,1 @@
+"""Job, PodGroup, Queue and HyperNode controllers as pure state machines."""

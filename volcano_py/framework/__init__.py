@@ -1,0 +1,1 @@
+"""Session, hook table and dispatcher, Statement, registries, configuration."""

@@ -1,0 +1,1 @@
+"""Volcano-named Prometheus metrics (subsystem ``volcano``)."""

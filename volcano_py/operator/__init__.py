@@ -1,0 +1,1 @@
+"""kopf handlers and the live API-server adapters (binder, evictor, status writer)."""

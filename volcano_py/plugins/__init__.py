@@ -1,0 +1,1 @@
+"""The scheduling plugins, one module (or package) each."""

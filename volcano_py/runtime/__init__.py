@@ -1,0 +1,1 @@
+"""Leader election, health and metrics HTTP, logging, the scheduling loop's thread."""

@@ -1,0 +1,1 @@
+"""The scheduling loop: snapshot, open session, run the actions, close the session."""

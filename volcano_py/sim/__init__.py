@@ -1,0 +1,1 @@
+"""The in-memory cluster and the `volcano-py simulate` engine."""
