@@ -1,0 +1,499 @@
+"""JobInfo: one PodGroup and its tasks, with the gang predicates (``job_info.go``).
+
+A job's ID is ``<namespace>/<podgroup name>``; its tasks are the pods annotated with that group.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api.resource import Resource, exceeded_part
+from volcano_py.api.task import JobID, TaskID, TaskInfo, parse_go_bool
+from volcano_py.api.types import (
+    ALLOCATED_STATUSES,
+    COMPLETED_STATUSES,
+    POD_REASON_SCHEDULABLE,
+    POD_REASON_UNSCHEDULABLE,
+    PREEMPTABLE_KEY,
+    REVOCABLE_ZONE_KEY,
+    SCHEDULED_STATUSES,
+    FitErrors,
+    TaskStatus,
+)
+
+POD_GROUP_READY = "pod group is ready"
+POD_GROUP_NOT_READY = "pod group is not ready"
+
+# PodGroup phases.
+PG_PENDING = "Pending"
+PG_INQUEUE = "Inqueue"
+PG_RUNNING = "Running"
+PG_UNKNOWN = "Unknown"
+PG_COMPLETED = "Completed"
+
+_SLA_KEYS = ("volcano.sh/sla-waiting-time", "sla-waiting-time")
+
+
+def parse_go_duration(text: str) -> float | None:
+    """Seconds of a Go duration string ("1h30m", "90s", "1.5m"), or None if malformed."""
+    units = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", text)
+    if not parts or "".join(n + u for n, u in parts) != text.lstrip("+"):
+        return None
+    return sum(float(number) * units[unit] for number, unit in parts)
+
+
+@dataclass(slots=True)
+class PodGroupInfo:
+    """The fields of a PodGroup the scheduler reads and writes, from its raw dict."""
+
+    name: str
+    namespace: str
+    uid: str = ""
+    queue: str = ""
+    min_member: int = 0
+    min_task_member: dict[str, int] = field(default_factory=dict)
+    min_resources: Mapping[str, Any] | None = None
+    priority_class_name: str = ""
+    network_topology: Mapping[str, Any] | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    creation_timestamp: str = ""
+    phase: str = ""
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any], default_queue: str = "default") -> PodGroupInfo:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        return cls(
+            name=str(meta.get("name", "")),
+            namespace=str(meta.get("namespace") or "default"),
+            uid=str(meta.get("uid") or ""),
+            queue=str(spec.get("queue") or default_queue),
+            min_member=int(spec.get("minMember") or 0),
+            min_task_member={str(k): int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
+            min_resources=spec.get("minResources"),
+            priority_class_name=str(spec.get("priorityClassName") or ""),
+            network_topology=spec.get("networkTopology"),
+            annotations=dict(meta.get("annotations") or {}),
+            labels=dict(meta.get("labels") or {}),
+            creation_timestamp=str(meta.get("creationTimestamp") or ""),
+            phase=str(status.get("phase") or ""),
+            conditions=[dict(c) for c in status.get("conditions") or []],
+            running=int(status.get("running") or 0),
+            succeeded=int(status.get("succeeded") or 0),
+            failed=int(status.get("failed") or 0),
+            raw=obj,
+        )
+
+    def clone(self) -> PodGroupInfo:
+        copy = PodGroupInfo(
+            self.name, self.namespace, self.uid, self.queue, self.min_member,
+            self.min_task_member, self.min_resources, self.priority_class_name,
+            self.network_topology, self.annotations, self.labels, self.creation_timestamp,
+            self.phase, [dict(c) for c in self.conditions], self.running, self.succeeded,
+            self.failed, self.raw,
+        )
+        return copy
+
+    def status_dict(self) -> dict[str, Any]:
+        status: dict[str, Any] = {"phase": self.phase}
+        if self.conditions:
+            status["conditions"] = [dict(c) for c in self.conditions]
+        for name in ("running", "succeeded", "failed"):
+            value = getattr(self, name)
+            if value:
+                status[name] = value
+        return status
+
+
+@dataclass(slots=True)
+class JobInfo:
+    uid: JobID
+    name: str = ""
+    namespace: str = ""
+    queue: str = ""
+    priority: int = 0
+    min_available: int = 0
+    pod_group: PodGroupInfo | None = None
+    tasks: dict[TaskID, TaskInfo] = field(default_factory=dict)
+    task_status_index: dict[TaskStatus, dict[TaskID, TaskInfo]] = field(default_factory=dict)
+    task_min_available: dict[str, int] = field(default_factory=dict)
+    task_min_available_total: int = 0
+    allocated: Resource = field(default_factory=Resource)
+    total_request: Resource = field(default_factory=Resource)
+    creation_timestamp: str = ""
+    schedule_start_timestamp: float = 0.0
+    preemptable: bool = False
+    revocable_zone: str = ""
+    waiting_time: float | None = None
+    # Why the job as a whole could not proceed (enqueue refused, gang invalid, ...).
+    job_fit_errors: str = ""
+    nodes_fit_errors: dict[TaskID, FitErrors] = field(default_factory=dict)
+    allocated_hyper_node: str = ""
+    network_topology: Mapping[str, Any] | None = None
+
+    # ------------------------------------------------------------------ building
+
+    def set_pod_group(self, pod_group: PodGroupInfo) -> None:
+        self.name = pod_group.name
+        self.namespace = pod_group.namespace
+        self.min_available = pod_group.min_member
+        self.queue = pod_group.queue
+        self.creation_timestamp = pod_group.creation_timestamp
+        self.waiting_time = None
+        for key in _SLA_KEYS:
+            text = pod_group.annotations.get(key)
+            if text is not None:
+                seconds = parse_go_duration(text)
+                if seconds is not None and seconds > 0:
+                    self.waiting_time = seconds
+                    break
+        self.preemptable = _pod_group_preemptable(pod_group)
+        self.revocable_zone = _pod_group_revocable_zone(pod_group)
+        self.task_min_available = dict(pod_group.min_task_member)
+        self.task_min_available_total = sum(pod_group.min_task_member.values())
+        self.pod_group = pod_group
+        self.network_topology = pod_group.network_topology
+
+    def unset_pod_group(self) -> None:
+        self.pod_group = None
+
+    def add_task(self, task: TaskInfo) -> None:
+        self.tasks[task.uid] = task
+        self.task_status_index.setdefault(task.status, {})[task.uid] = task
+        self.total_request.add(task.resreq)
+        if task.status in ALLOCATED_STATUSES:
+            self.allocated.add(task.resreq)
+
+    def delete_task(self, task: TaskInfo) -> None:
+        existing = self.tasks.pop(task.uid, None)
+        if existing is None:
+            return
+        self.total_request.sub_without_assert(existing.resreq)
+        if existing.status in ALLOCATED_STATUSES:
+            self.allocated.sub_without_assert(existing.resreq)
+        bucket = self.task_status_index.get(existing.status)
+        if bucket is not None:
+            bucket.pop(existing.uid, None)
+            if not bucket:
+                del self.task_status_index[existing.status]
+
+    def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        """Move a task to another status, keeping the index and the sums right."""
+        if task.uid in self.tasks:
+            self.delete_task(task)
+        task.status = status
+        self.add_task(task)
+
+    def clone(self) -> JobInfo:
+        copy = JobInfo(
+            uid=self.uid,
+            name=self.name,
+            namespace=self.namespace,
+            queue=self.queue,
+            priority=self.priority,
+            min_available=self.min_available,
+            pod_group=self.pod_group.clone() if self.pod_group is not None else None,
+            task_min_available=self.task_min_available,
+            task_min_available_total=self.task_min_available_total,
+            allocated=self.allocated.clone(),
+            total_request=self.total_request.clone(),
+            creation_timestamp=self.creation_timestamp,
+            schedule_start_timestamp=self.schedule_start_timestamp,
+            preemptable=self.preemptable,
+            revocable_zone=self.revocable_zone,
+            waiting_time=self.waiting_time,
+            allocated_hyper_node=self.allocated_hyper_node,
+            network_topology=self.network_topology,
+        )
+        tasks = copy.tasks
+        index = copy.task_status_index
+        for uid, task in self.tasks.items():
+            clone = task.clone()
+            tasks[uid] = clone
+            bucket = index.get(clone.status)
+            if bucket is None:
+                bucket = index[clone.status] = {}
+            bucket[uid] = clone
+        return copy
+
+    # ------------------------------------------------------------------ counts
+
+    def _count(self, statuses: Iterable[TaskStatus]) -> int:
+        index = self.task_status_index
+        return sum(len(index[s]) for s in statuses if s in index)
+
+    def tasks_in(self, status: TaskStatus) -> dict[TaskID, TaskInfo]:
+        return self.task_status_index.get(status, {})
+
+    def ready_task_num(self) -> int:
+        return self._count(
+            (TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED,
+             TaskStatus.SUCCEEDED)
+        )
+
+    def waiting_task_num(self) -> int:
+        return len(self.tasks_in(TaskStatus.PIPELINED))
+
+    def pending_best_effort_task_num(self) -> int:
+        return sum(1 for task in self.tasks_in(TaskStatus.PENDING).values() if task.best_effort)
+
+    def allocated_task_num(self) -> int:
+        return self._count(ALLOCATED_STATUSES)
+
+    def valid_task_num(self) -> int:
+        return self._count(
+            (*ALLOCATED_STATUSES, TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING)
+        )
+
+    def scheduled_task_num(self) -> int:
+        return self._count(SCHEDULED_STATUSES)
+
+    def releasing_scheduled_task_num(self) -> int:
+        return sum(1 for task in self.tasks_in(TaskStatus.RELEASING).values() if task.node_name)
+
+    def is_ready(self) -> bool:
+        return self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
+
+    def is_pipelined(self) -> bool:
+        return (
+            self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_task_num()
+            >= self.min_available
+        )
+
+    def is_starving(self) -> bool:
+        return self.waiting_task_num() + self.ready_task_num() < self.min_available
+
+    def is_pending(self) -> bool:
+        return self.pod_group is None or self.pod_group.phase in ("", PG_PENDING)
+
+    def has_pending_tasks(self) -> bool:
+        return bool(self.tasks_in(TaskStatus.PENDING))
+
+    def is_completed(self) -> bool:
+        return bool(self.tasks) and all(t.status in COMPLETED_STATUSES for t in self.tasks.values())
+
+    # ------------------------------------------------------------------ per-role gang checks
+
+    def _roles_counted(
+        self, statuses: frozenset[TaskStatus], best_effort_pending: bool
+    ) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for status, tasks in self.task_status_index.items():
+            if status in statuses:
+                for task in tasks.values():
+                    counts[task.task_role] += 1
+            elif best_effort_pending and status is TaskStatus.PENDING:
+                for task in tasks.values():
+                    if task.init_resreq.is_empty():
+                        counts[task.task_role] += 1
+        return counts
+
+    def _roles_meet_minimum(self, counts: Counter[str], skip_zero: bool) -> bool:
+        for role, minimum in self.task_min_available.items():
+            if skip_zero and minimum == 0:
+                continue
+            if counts[role] < minimum:
+                return False
+        return True
+
+    def check_task_valid(self) -> bool:
+        if self.min_available < self.task_min_available_total:
+            return True
+        counts = self._roles_counted(
+            ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING},
+            best_effort_pending=False,
+        )
+        return self._roles_meet_minimum(counts, skip_zero=True)
+
+    def check_task_ready(self) -> bool:
+        if self.min_available < self.task_min_available_total:
+            return True
+        return self._roles_meet_minimum(self._allocated_roles(), skip_zero=False)
+
+    def check_task_pipelined(self) -> bool:
+        if self.min_available < self.task_min_available_total:
+            return True
+        counts = self._roles_counted(
+            ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED},
+            best_effort_pending=True,
+        )
+        return self._roles_meet_minimum(counts, skip_zero=False)
+
+    def check_task_starving(self) -> bool:
+        if self.min_available < self.task_min_available_total:
+            return True
+        counts = self._roles_counted(
+            ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED},
+            best_effort_pending=False,
+        )
+        return not self._roles_meet_minimum(counts, skip_zero=False)
+
+    def _allocated_roles(self) -> Counter[str]:
+        return self._roles_counted(
+            ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED}, best_effort_pending=True
+        )
+
+    def fit_failed_roles(self) -> set[str]:
+        return {self.tasks[uid].task_role for uid in self.nodes_fit_errors if uid in self.tasks}
+
+    def task_has_fit_errors(self, task: TaskInfo) -> bool:
+        """Another task of the same role already failed in this attempt (role error cache)."""
+        return bool(task.task_role) and task.task_role in self.fit_failed_roles()
+
+    def need_continue_allocating(self) -> bool:
+        """After a task found no node: can the rest of the gang still make it?"""
+        if self.min_available == len(self.tasks):
+            return False
+        failed_roles = self.fit_failed_roles()
+        if self.min_available < self.task_min_available_total:
+            pending: Counter[str] = Counter(
+                t.task_role for t in self.tasks_in(TaskStatus.PENDING).values()
+            )
+            left = sum(count for role, count in pending.items() if role not in failed_roles)
+            return self.ready_task_num() + left >= self.min_available
+        allocated = self._allocated_roles()
+        for role in failed_roles:
+            minimum = self.task_min_available.get(role, 0)
+            if minimum and allocated[role] < minimum:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ resources
+
+    def min_resources(self) -> Resource:
+        if self.pod_group is None or self.pod_group.min_resources is None:
+            return Resource()
+        return Resource.from_list(self.pod_group.min_resources)
+
+    def sch_gated_resources(self) -> Resource:
+        """Requests of tasks held by scheduling gates other than Volcano's queue gate."""
+        total = Resource()
+        for task in self.tasks.values():
+            if task.sch_gated and not task.only_volcano_gated:
+                total.add(task.resreq)
+        return total
+
+    def deduct_sch_gated_resources(self, resource: Resource) -> Resource:
+        gated = self.sch_gated_resources()
+        if gated.is_empty():
+            return resource
+        result = resource.clone()
+        result.milli_cpu = max(result.milli_cpu - gated.milli_cpu, 0.0)
+        result.memory = max(result.memory - gated.memory, 0.0)
+        for name, value in resource.scalar_resources.items():
+            if name in gated.scalar_resources:
+                result.scalar_resources[name] = max(value - gated.scalar_resources[name], 0.0)
+        return result
+
+    def elastic_resources(self) -> Resource:
+        """What the job holds beyond its PodGroup's minResources."""
+        return exceeded_part(self.allocated, self.min_resources())
+
+    # ------------------------------------------------------------------ topology
+
+    def hard_topology(self) -> tuple[bool, int]:
+        """(is hard mode, highest tier allowed) of the job's network topology."""
+        topology = self.network_topology
+        if not topology or topology.get("mode", "hard") != "hard":
+            return False, 0
+        tier = topology.get("highestTierAllowed")
+        return True, int(tier) if tier is not None else 0
+
+    def with_network_topology(self) -> bool:
+        return bool(self.network_topology)
+
+    # ------------------------------------------------------------------ "why pending"
+
+    def reset_fit_errors(self) -> None:
+        self.job_fit_errors = ""
+        self.nodes_fit_errors = {}
+
+    def task_scheduling_reason(self, uid: TaskID) -> tuple[str, str, str]:
+        """(reason, message, nominated node) of a task from its last transaction."""
+        task = self.tasks.get(uid)
+        if task is None:
+            return "", "", ""
+        context = task.last_transaction or task.transaction_context()
+        message = self.job_fit_errors
+        if context.status is TaskStatus.ALLOCATED:
+            return (
+                POD_REASON_SCHEDULABLE,
+                f"Pod {task.namespace}/{task.name} can possibly be assigned to"
+                f" {context.node_name}, once minAvailable is satisfied",
+                "",
+            )
+        if context.status is TaskStatus.PIPELINED:
+            nominated = context.node_name if context.eviction_occurred else ""
+            return (
+                POD_REASON_UNSCHEDULABLE,
+                f"Pod {task.namespace}/{task.name} can possibly be assigned to"
+                f" {context.node_name}, once resource is released and minAvailable is satisfied",
+                nominated,
+            )
+        if context.status is TaskStatus.PENDING:
+            fit_errors = self.nodes_fit_errors.get(uid)
+            if fit_errors is not None:
+                return POD_REASON_UNSCHEDULABLE, fit_errors.message(), ""
+            return POD_REASON_UNSCHEDULABLE, message, ""
+        return str(context.status), message, ""
+
+    def fit_error(self) -> str:
+        """The gang's story in one line: task histogram, pending reasons, the first fit error."""
+        histogram: Counter[str] = Counter()
+        for status, tasks in self.task_status_index.items():
+            histogram[str(status)] += len(tasks)
+        histogram["minAvailable"] = self.min_available
+        state = POD_GROUP_READY if self.is_ready() else POD_GROUP_NOT_READY
+        text = f"{state}, " + ", ".join(sorted(f"{n} {k}" for k, n in histogram.items()))
+        pending: Counter[str] = Counter(
+            self.task_scheduling_reason(uid)[0] for uid in self.tasks_in(TaskStatus.PENDING)
+        )
+        if pending:
+            text += "; Pending: " + ", ".join(sorted(f"{n} {k}" for k, n in pending.items()))
+        if self.job_fit_errors:
+            text += ". Origin reason is: " + self.job_fit_errors
+        else:
+            for task in sorted(self.tasks.values(), key=lambda t: t.name):
+                fit_errors = self.nodes_fit_errors.get(task.uid)
+                if fit_errors is not None:
+                    text += f". Origin reason is {task.name}: {fit_errors.message()}"
+                    break
+        return text
+
+    def __str__(self) -> str:
+        return (
+            f"Job ({self.uid}): namespace {self.namespace}, name {self.name}, minAvailable"
+            f" {self.min_available}, tasks {len(self.tasks)}"
+        )
+
+
+def _pod_group_preemptable(pod_group: PodGroupInfo) -> bool:
+    """``volcano.sh/preemptable`` on the PodGroup (annotation, then label); default false."""
+    for source in (pod_group.annotations, pod_group.labels):
+        if PREEMPTABLE_KEY in source:
+            return parse_go_bool(str(source[PREEMPTABLE_KEY])) is True
+    return False
+
+
+def _pod_group_revocable_zone(pod_group: PodGroupInfo) -> str:
+    zone = pod_group.annotations.get(REVOCABLE_ZONE_KEY)
+    return "*" if zone == "*" else ""
+
+
+def job_sort_key(job: JobInfo) -> tuple[str, str]:
+    """The fallback job order: creation time, then UID."""
+    return job.creation_timestamp, job.uid
+
+

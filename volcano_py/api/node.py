@@ -1,0 +1,207 @@
+"""NodeInfo: one node, its tasks, and its accounting row in the NodeMatrix (``node_info.go``).
+
+Identities kept per node (seed 000):  Idle + Used = Allocatable, Used includes Releasing,
+FutureIdle = Idle + Releasing - Pipelined.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api.node_matrix import FloatArray, NodeMatrix
+from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import NodePhase, TaskStatus
+
+log = logging.getLogger(__name__)
+
+OVERSUBSCRIPTION_CPU = "volcano.sh/oversubscription-cpu"
+OVERSUBSCRIPTION_MEMORY = "volcano.sh/oversubscription-memory"
+REVOCABLE_ZONE_LABEL = "volcano.sh/revocable-zone"
+
+
+class NodeFitError(ValueError):
+    """A task cannot be put on a node (already there, elsewhere, or no room to bind)."""
+
+
+@dataclass(slots=True)
+class NodeInfo:
+    name: str
+    matrix: NodeMatrix
+    row: int
+    node: Mapping[str, Any] | None = None
+    phase: NodePhase = NodePhase.NOT_READY
+    phase_reason: str = "UnInitialized"
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    # Scalar dimensions the node declares, so they show even at zero.
+    defined_scalars: frozenset[str] = frozenset()
+
+    # ------------------------------------------------------------------ node object
+
+    def set_node(self, node: Mapping[str, Any]) -> None:
+        """Take the node's allocatable and capacity (plus Volcano's oversubscription
+        annotations); idle is recomputed from what the tasks already use."""
+        status = node.get("status") or {}
+        allocatable = Resource.from_list(status.get("allocatable") or {})
+        capacity = Resource.from_list(status.get("capacity") or status.get("allocatable") or {})
+        annotations = (node.get("metadata") or {}).get("annotations") or {}
+        extra_cpu = _float_or_zero(annotations.get(OVERSUBSCRIPTION_CPU))
+        extra_memory = _float_or_zero(annotations.get(OVERSUBSCRIPTION_MEMORY))
+        allocatable.milli_cpu += extra_cpu
+        allocatable.memory += extra_memory
+        capacity.milli_cpu += extra_cpu
+        capacity.memory += extra_memory
+        self.node = node
+        self.name = str((node.get("metadata") or {}).get("name", self.name))
+        self.defined_scalars = frozenset(allocatable.scalar_resources)
+        self.matrix.set_allocatable(self.row, allocatable, capacity)
+        self._recharge_tasks()
+        self.phase, self.phase_reason = NodePhase.READY, ""
+        used = self.used
+        ok, names = used.less_equal_with_resources_name(self.allocatable, DimensionDefault.ZERO)
+        if not ok:
+            log.error("node %s out of sync: used exceeds allocatable in %s", self.name, names)
+
+    def _recharge_tasks(self) -> None:
+        """Recompute idle/used/releasing/pipelined from the tasks held (as ``setNode`` does),
+        since tasks may have arrived before their node was known."""
+        m, row = self.matrix, self.row
+        m.used[row] = 0.0
+        m.releasing[row] = 0.0
+        m.pipelined[row] = 0.0
+        m.idle[row] = m.allocatable[row]
+        for task in self.tasks.values():
+            self._charge(task, m.vector(task.resreq), sign=1.0)
+
+    def _charge(self, task: TaskInfo, request: FloatArray, sign: float) -> None:
+        m, row = self.matrix, self.row
+        if task.status is TaskStatus.PIPELINED:
+            m.pipelined[row] += sign * request
+            return
+        m.idle[row] -= sign * request
+        m.used[row] += sign * request
+        if task.status is TaskStatus.RELEASING:
+            m.releasing[row] += sign * request
+
+    @property
+    def ready(self) -> bool:
+        return self.phase is NodePhase.READY
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return ((self.node or {}).get("metadata") or {}).get("labels") or {}
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return (self.node or {}).get("spec") or {}
+
+    @property
+    def revocable_zone(self) -> str:
+        return str(self.labels.get(REVOCABLE_ZONE_LABEL, ""))
+
+    # ------------------------------------------------------------------ accounting views
+
+    def _resource(self, array_name: str) -> Resource:
+        array = getattr(self.matrix, array_name)
+        return self.matrix.index.resource(array[self.row], self.defined_scalars)
+
+    @property
+    def allocatable(self) -> Resource:
+        return self._resource("allocatable")
+
+    @property
+    def capacity(self) -> Resource:
+        return self._resource("capacity")
+
+    @property
+    def idle(self) -> Resource:
+        return self._resource("idle")
+
+    @property
+    def used(self) -> Resource:
+        return self._resource("used")
+
+    @property
+    def releasing(self) -> Resource:
+        return self._resource("releasing")
+
+    @property
+    def pipelined(self) -> Resource:
+        return self._resource("pipelined")
+
+    def future_idle(self) -> Resource:
+        m, row = self.matrix, self.row
+        values = m.idle[row] + m.releasing[row] - m.pipelined[row]
+        return m.index.resource(values, self.defined_scalars)
+
+    # ------------------------------------------------------------------ tasks
+
+    def add_task(self, task: TaskInfo) -> None:
+        """Put a task on the node, charging its request by status. The node keeps its own
+        copy, so later status changes of ``task`` do not move the node's accounting."""
+        if task.node_name and task.node_name != self.name:
+            raise NodeFitError(
+                f"task <{task.namespace}/{task.name}> already on different node <{task.node_name}>"
+            )
+        key = task.key
+        if key in self.tasks:
+            raise NodeFitError(f"task <{task.namespace}/{task.name}> already on node <{self.name}>")
+        if self.node is not None:
+            if task.status is TaskStatus.BINDING:
+                ok, names = task.resreq.less_equal_with_resources_name(
+                    self.idle, DimensionDefault.ZERO
+                )
+                if not ok:
+                    raise NodeFitError(
+                        f"node {self.name} resources {names} are not enough to put task"
+                        f" <{task.namespace}/{task.name}>, idle: {self.idle}, req: {task.resreq}"
+                    )
+            self._charge(task, self.matrix.vector(task.resreq), sign=1.0)
+        task.node_name = self.name
+        copy = task.clone()
+        self.tasks[key] = copy
+
+    def remove_task(self, task: TaskInfo) -> None:
+        key = task.key
+        held = self.tasks.pop(key, None)
+        if held is None:
+            log.warning("failed to find task <%s> on host <%s>", key, self.name)
+            return
+        if self.node is not None:
+            self._charge(held, self.matrix.vector(held.resreq), sign=-1.0)
+
+    def update_task(self, task: TaskInfo) -> None:
+        self.remove_task(task)
+        self.add_task(task)
+
+    def pod_count(self) -> int:
+        return len(self.tasks)
+
+    def clone_into(self, matrix: NodeMatrix, row: int) -> NodeInfo:
+        """This node in another matrix (a session's), sharing the immutable task copies."""
+        return NodeInfo(
+            self.name, matrix, row, self.node, self.phase, self.phase_reason, dict(self.tasks),
+            self.defined_scalars,
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"Node ({self.name}): allocatable<{self.allocatable}> idle <{self.idle}>,"
+            f" used <{self.used}>, releasing <{self.releasing}>, pipelined <{self.pipelined}>,"
+            f" phase <{self.phase.name}>, tasks <{len(self.tasks)}>"
+        )
+
+
+def _float_or_zero(value: object) -> float:
+    if value is None:
+        return 0.0
+    try:
+        return float(str(value))
+    except ValueError:
+        return 0.0
+
+
+__all__ = ["CPU", "MEMORY", "NodeFitError", "NodeInfo"]

@@ -1,0 +1,251 @@
+"""TaskInfo: the scheduler's view of one pod (``pkg/scheduler/api/job_info.go`` ``NewTaskInfo``).
+
+Built once per pod event from the raw pod dict; the session works on cheap clones of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api.resource import Resource, pod_request
+from volcano_py.api.types import (
+    GROUP_NAME_ANNOTATION,
+    PREEMPTABLE_KEY,
+    QUEUE_ALLOCATION_GATE,
+    REVOCABLE_ZONE_KEY,
+    TASK_PRIORITY_ANNOTATION,
+    TASK_SPEC_KEY,
+    TaskStatus,
+    TransactionContext,
+)
+
+TaskID = str
+JobID = str
+
+_TRUE_STRINGS = frozenset({"1", "t", "T", "true", "TRUE", "True"})
+_FALSE_STRINGS = frozenset({"0", "f", "F", "false", "FALSE", "False"})
+
+
+def parse_go_bool(value: str) -> bool | None:
+    """``strconv.ParseBool``: the spellings Go accepts, else None."""
+    if value in _TRUE_STRINGS:
+        return True
+    if value in _FALSE_STRINGS:
+        return False
+    return None
+
+
+def _meta(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    return pod.get("metadata") or {}
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    meta = _meta(pod)
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+
+
+def task_status_of_pod(pod: Mapping[str, Any]) -> TaskStatus:
+    """``getTaskStatus``: the task status a pod's phase and deletion mark imply."""
+    phase = (pod.get("status") or {}).get("phase") or ""
+    deleting = bool(_meta(pod).get("deletionTimestamp"))
+    if phase == "Running":
+        return TaskStatus.RELEASING if deleting else TaskStatus.RUNNING
+    if phase == "Pending":
+        if deleting:
+            return TaskStatus.RELEASING
+        return TaskStatus.BOUND if (pod.get("spec") or {}).get("nodeName") else TaskStatus.PENDING
+    if phase == "Succeeded":
+        return TaskStatus.SUCCEEDED
+    if phase == "Failed":
+        return TaskStatus.FAILED
+    return TaskStatus.UNKNOWN
+
+
+def job_id_of_pod(pod: Mapping[str, Any]) -> JobID:
+    """``<namespace>/<group-name annotation>``, or "" for a pod that belongs to no PodGroup."""
+    meta = _meta(pod)
+    group = (meta.get("annotations") or {}).get(GROUP_NAME_ANNOTATION)
+    if not group:
+        return ""
+    return f"{meta.get('namespace') or 'default'}/{group}"
+
+
+def task_role_of_pod(pod: Mapping[str, Any]) -> str:
+    meta = _meta(pod)
+    role = (meta.get("annotations") or {}).get(TASK_SPEC_KEY)
+    if role:
+        return str(role)
+    return str((meta.get("labels") or {}).get(TASK_SPEC_KEY) or "")
+
+
+def pod_preemptable(pod: Mapping[str, Any]) -> bool:
+    """``volcano.sh/preemptable`` (annotation first, then label); default true, an
+    unparseable value means false."""
+    meta = _meta(pod)
+    for source in (meta.get("annotations") or {}, meta.get("labels") or {}):
+        if PREEMPTABLE_KEY in source:
+            return parse_go_bool(str(source[PREEMPTABLE_KEY])) is True
+    return True
+
+
+def pod_revocable_zone(pod: Mapping[str, Any]) -> str:
+    annotations = _meta(pod).get("annotations") or {}
+    if REVOCABLE_ZONE_KEY in annotations:
+        return "*" if annotations[REVOCABLE_ZONE_KEY] == "*" else ""
+    if parse_go_bool(str(annotations.get(PREEMPTABLE_KEY, ""))) is True:
+        return "*"
+    return ""
+
+
+def scheduling_gates(pod: Mapping[str, Any]) -> list[str]:
+    gates = (pod.get("spec") or {}).get("schedulingGates") or []
+    return [str(gate.get("name", "")) for gate in gates]
+
+
+def has_only_volcano_gate(pod: Mapping[str, Any]) -> bool:
+    return scheduling_gates(pod) == [QUEUE_ALLOCATION_GATE]
+
+
+@dataclass(slots=True)
+class TaskInfo:
+    uid: TaskID
+    job: JobID
+    name: str
+    namespace: str
+    pod: Mapping[str, Any]
+    resreq: Resource
+    init_resreq: Resource
+    status: TaskStatus = TaskStatus.PENDING
+    node_name: str = ""
+    task_role: str = ""
+    priority: int = 1
+    preemptable: bool = True
+    best_effort: bool = False
+    sch_gated: bool = False
+    revocable_zone: str = ""
+    creation_timestamp: str = ""
+    # Where the last in-session transaction put the task (drives the "why pending" texts).
+    last_transaction: TransactionContext | None = None
+    eviction_occurred: bool = False
+    job_allocated_hyper_node: str = ""
+    # Annotations the scheduler adds on the Binding (device decisions and the like).
+    pod_annotations: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_pod(cls, pod: Mapping[str, Any]) -> TaskInfo:
+        meta = _meta(pod)
+        spec = pod.get("spec") or {}
+        request = pod_request(pod)
+        annotations = meta.get("annotations") or {}
+        priority = spec.get("priority")
+        task = cls(
+            uid=str(meta.get("uid") or pod_key(pod)),
+            job=job_id_of_pod(pod),
+            name=str(meta.get("name", "")),
+            namespace=str(meta.get("namespace") or "default"),
+            pod=pod,
+            resreq=request,
+            init_resreq=request,
+            status=task_status_of_pod(pod),
+            node_name=str(spec.get("nodeName") or ""),
+            task_role=task_role_of_pod(pod),
+            priority=int(priority) if priority is not None else 1,
+            preemptable=pod_preemptable(pod),
+            best_effort=request.is_empty(),
+            sch_gated=bool(scheduling_gates(pod)),
+            revocable_zone=pod_revocable_zone(pod),
+            creation_timestamp=str(meta.get("creationTimestamp") or ""),
+            pod_annotations=dict(annotations),
+        )
+        override = annotations.get(TASK_PRIORITY_ANNOTATION)
+        if override is not None:
+            with contextlib.suppress(ValueError):
+                task.priority = int(override)
+        return task
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def preemption_policy_never(self) -> bool:
+        return (self.pod.get("spec") or {}).get("preemptionPolicy") == "Never"
+
+    @property
+    def nominated_node_name(self) -> str:
+        return str((self.pod.get("status") or {}).get("nominatedNodeName") or "")
+
+    @property
+    def only_volcano_gated(self) -> bool:
+        return self.sch_gated and has_only_volcano_gate(self.pod)
+
+    def transaction_context(self) -> TransactionContext:
+        return TransactionContext(
+            node_name=self.node_name,
+            eviction_occurred=self.eviction_occurred,
+            job_allocated_hyper_node=self.job_allocated_hyper_node,
+            status=self.status,
+        )
+
+    def remember_transaction(self) -> None:
+        self.last_transaction = self.transaction_context()
+
+    def clone(self) -> TaskInfo:
+        """An independent copy for a session; the pod dict and resources are shared because
+        nobody mutates them after construction."""
+        copy = TaskInfo(
+            self.uid,
+            self.job,
+            self.name,
+            self.namespace,
+            self.pod,
+            self.resreq,
+            self.init_resreq,
+            self.status,
+            self.node_name,
+            self.task_role,
+            self.priority,
+            self.preemptable,
+            self.best_effort,
+            self.sch_gated,
+            self.revocable_zone,
+            self.creation_timestamp,
+            self.last_transaction,
+            self.eviction_occurred,
+            self.job_allocated_hyper_node,
+            self.pod_annotations,
+        )
+        return copy
+
+    def __str__(self) -> str:
+        return (
+            f"Task ({self.uid}:{self.namespace}/{self.name}): job {self.job}, status {self.status},"
+            f" pri {self.priority}, resreq {self.resreq}"
+        )
+
+
+def pod_index_of_name(name: str) -> int | None:
+    """The numeric index at the end of a pod name made by a controller (``job-worker-3``)."""
+    parts = name.split("-")
+    if len(parts) < 3:
+        return None
+    try:
+        return int(parts[-1])
+    except ValueError:
+        return None
+
+
+def compare_tasks(left: TaskInfo, right: TaskInfo) -> int:
+    """The fallback task order (``CompareTask``): pod index, then creation time, then UID.
+    Negative means ``left`` goes first."""
+    left_index, right_index = pod_index_of_name(left.name), pod_index_of_name(right.name)
+    if left_index is not None and right_index is not None and left_index != right_index:
+        return -1 if left_index < right_index else 1
+    if left.creation_timestamp != right.creation_timestamp:
+        return -1 if left.creation_timestamp < right.creation_timestamp else 1
+    if left.uid != right.uid:
+        return -1 if left.uid < right.uid else 1
+    return 0
