@@ -1,0 +1,169 @@
+"""allocate: place pending tasks, a gang at a time (``actions/allocate/allocate.go``).
+
+Queue by queue (re-ordered after every job attempt), job by job, task by task: the queue must
+have room (``allocatable``), the task passes pre-predicates, the predicates pick feasible
+nodes, scoring picks the best, and the task is allocated there (or pipelined onto a node's
+future idle). When the gang is ready the statement is committed (binds go out); when it is
+only pipelined it is kept in the session without binding; otherwise it is discarded.
+
+Not yet here: HyperNode (network-topology) placement and sub-group policies; jobs that ask
+for them are scheduled as if they did not.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from volcano_py.api.job import PG_INQUEUE, JobInfo
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.resource import DimensionDefault
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import FitError, FitErrors, TaskStatus
+from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
+from volcano_py.framework.priority_queue import PriorityQueue
+from volcano_py.framework.session import Session
+from volcano_py.framework.statement import Statement, StatementError
+
+log = logging.getLogger(__name__)
+
+
+class Allocate:
+    name = "allocate"
+
+    def execute(self, ssn: Session) -> None:
+        arguments = ssn.action_arguments(self.name)
+        self.error_cache = arguments.get_bool("predicateErrorCacheEnable", True)
+        self.ssn = ssn
+        self.all_rows = np.arange(len(ssn.node_list), dtype=np.intp)
+
+        queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
+        jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
+        tasks_by_job: dict[str, PriorityQueue[TaskInfo]] = {}
+        for job in ssn.jobs.values():
+            if job.is_pending():
+                if "enqueue" in ssn.enabled_actions:
+                    continue
+                # Without an enqueue action, allocate admits jobs itself.
+                assert job.pod_group is not None
+                job.pod_group.phase = PG_INQUEUE
+            result = ssn.job_valid(job)
+            if result is not None and not result.passed:
+                continue
+            queue = ssn.queues.get(job.queue)
+            if queue is None:
+                continue
+            tasks = self._pending_tasks(job)
+            if tasks.empty():
+                continue
+            if queue.name not in jobs_by_queue:
+                jobs_by_queue[queue.name] = PriorityQueue(ssn.job_order_fn)
+                queues.push(queue)
+            jobs_by_queue[queue.name].push(job)
+            tasks_by_job[job.uid] = tasks
+
+        while not queues.empty():
+            queue = queues.pop()
+            if ssn.overused(queue):
+                continue
+            jobs = jobs_by_queue.get(queue.name)
+            if jobs is None or jobs.empty():
+                continue
+            job = jobs.pop()
+            tasks = tasks_by_job[job.uid]
+            statement = self._allocate_tasks(job, queue, tasks)
+            # A pipelined-only statement stays in the session uncommitted: a soft reservation.
+            if statement is not None and ssn.job_ready(job):
+                statement.commit()
+                if not tasks.empty():
+                    jobs.push(job)
+            queues.push(queue)
+
+    def _pending_tasks(self, job: JobInfo) -> PriorityQueue[TaskInfo]:
+        """The job's Pending tasks in task order, minus best-effort ones (backfill's) and
+        ones held by a scheduling gate other than Volcano's own queue gate."""
+        heap: PriorityQueue[TaskInfo] = PriorityQueue(self.ssn.task_order_fn)
+        for task in job.tasks_in(TaskStatus.PENDING).values():
+            if task.sch_gated and not task.only_volcano_gated:
+                continue
+            if task.resreq.is_empty():
+                continue
+            heap.push(task)
+        return heap
+
+    def _allocate_tasks(
+        self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]
+    ) -> Statement | None:
+        ssn = self.ssn
+        statement = ssn.statement()
+        helper = PredicateHelper(ssn, self.error_cache)
+        while not tasks.empty():
+            task = tasks.pop()
+            if not ssn.allocatable(queue, task):
+                continue
+            if task.sch_gated:
+                continue
+            if job.task_has_fit_errors(task):
+                errors = FitErrors(
+                    error=f"Task {task.name} with role spec {task.task_role} has already"
+                    " predicated failed, skip"
+                )
+                job.nodes_fit_errors[task.uid] = errors
+                continue
+            status = ssn.pre_predicate_fn(task)
+            if status is not None:
+                errors = FitErrors()
+                for node in ssn.node_list:
+                    errors.set_node_error(node.name, FitError("", [status]))
+                job.nodes_fit_errors[task.uid] = errors
+                if job.need_continue_allocating():
+                    continue
+                break
+
+            candidates = self._nominated_candidates(task, helper)
+            fit_errors = None
+            if not candidates:
+                candidates, fit_errors = helper.predicate_nodes(task, self.all_rows)
+            if not candidates:
+                job.nodes_fit_errors[task.uid] = fit_errors or FitErrors()
+                if job.need_continue_allocating():
+                    continue
+                break
+
+            best = prioritize_nodes(ssn, task, candidates)
+            if best is None:
+                continue
+            self._place(statement, task, best)
+            if ssn.job_ready(job):
+                break
+
+        if ssn.job_ready(job) or ssn.job_pipelined(job):
+            return statement
+        statement.discard()
+        return None
+
+    def _nominated_candidates(self, task: TaskInfo, helper: PredicateHelper) -> list[NodeInfo]:
+        """A pod nominated to a node (after evictions made room) tries that node first."""
+        nominated = self.ssn.nodes.get(task.nominated_node_name)
+        if nominated is None:
+            return []
+        if not task.init_resreq.less_equal(nominated.future_idle(), DimensionDefault.ZERO):
+            return []
+        rows = np.array([nominated.row], dtype=np.intp)
+        found, _ = helper.predicate_nodes(task, rows)
+        return found
+
+    def _place(self, statement: Statement, task: TaskInfo, node: NodeInfo) -> None:
+        try:
+            if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):
+                statement.allocate(task, node)
+            elif task.init_resreq.less_equal(node.future_idle(), DimensionDefault.ZERO):
+                statement.pipeline(task, node.name, eviction_occurred=False)
+        except StatementError as error:
+            log.error("%s", error)
+
+
+def new() -> Allocate:
+    return Allocate()

@@ -1,0 +1,349 @@
+"""SchedulerCache: the cluster as watch events describe it, snapshotted once per session.
+
+One code path for both worlds: the live operator feeds it from watches, the simulator from its
+in-memory cluster, both through ``apply_event(kind, type, obj)`` with raw Kubernetes dicts.
+Objects are converted once, on arrival; ``snapshot()`` then copies structure (jobs, task
+statuses, node rows) without ever deep-copying pods.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from volcano_py.api.job import JobInfo, PodGroupInfo
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import NodeMatrix
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.resource import Resource
+from volcano_py.api.task import TaskInfo, pod_key
+from volcano_py.api.types import (
+    COMPLETED_STATUSES,
+    DEFAULT_QUEUE,
+    DEFAULT_SCHEDULER_NAME,
+    TaskStatus,
+)
+from volcano_py.cache.interfaces import Binder, EventRecorder, Evictor, StatusUpdater
+from volcano_py.cache.snapshot import ClusterSnapshot
+
+log = logging.getLogger(__name__)
+
+ADDED: Final = "ADDED"
+MODIFIED: Final = "MODIFIED"
+DELETED: Final = "DELETED"
+EVENT_TYPES: Final = frozenset({ADDED, MODIFIED, DELETED})
+
+KINDS: Final = frozenset(
+    {"Pod", "Node", "PodGroup", "Queue", "HyperNode", "PriorityClass", "PodDisruptionBudget"}
+)
+
+
+class CacheEventError(ValueError):
+    """An event the cache cannot take (unknown kind or type)."""
+
+
+@dataclass
+class NullIO:
+    """I/O that does nothing, for a cache nobody binds through (benchmarks, unit tests)."""
+
+    def bind(self, task: TaskInfo, node_name: str) -> None:
+        return None
+
+    def evict(self, task: TaskInfo, reason: str) -> None:
+        return None
+
+    def update_pod_group_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+        return None
+
+    def update_queue_status(self, name: str, allocated: Mapping[str, str]) -> None:
+        return None
+
+    def update_pod_condition(
+        self, task: TaskInfo, condition: Mapping[str, Any], nominated_node: str
+    ) -> None:
+        return None
+
+    def record(
+        self, kind: str, namespace: str, name: str, event_type: str, reason: str, message: str
+    ) -> None:
+        return None
+
+
+@dataclass
+class SchedulerCache:
+    scheduler_names: frozenset[str] = frozenset({DEFAULT_SCHEDULER_NAME})
+    default_queue: str = DEFAULT_QUEUE
+    binder: Binder = field(default_factory=NullIO)
+    evictor: Evictor = field(default_factory=NullIO)
+    status_updater: StatusUpdater = field(default_factory=NullIO)
+    recorder: EventRecorder = field(default_factory=NullIO)
+
+    jobs: dict[str, JobInfo] = field(default_factory=dict)
+    nodes: dict[str, NodeInfo] = field(default_factory=dict)
+    # Node names in first-seen order: the scheduler's canonical node iteration order.
+    node_list: list[str] = field(default_factory=list)
+    queues: dict[str, QueueInfo] = field(default_factory=dict)
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    default_priority: int = 0
+    # The PriorityClass with ``globalDefault: true`` (there is at most one).
+    global_default_class: str = ""
+    hyper_nodes: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    pod_disruption_budgets: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Every tracked pod's task, by pod key (namespace/name), with or without a job.
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    matrix: NodeMatrix = field(default_factory=NodeMatrix)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    # ------------------------------------------------------------------ events
+
+    def apply_event(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> None:
+        """Apply one watch event (``ADDED``/``MODIFIED``/``DELETED``) of a raw object."""
+        if event_type not in EVENT_TYPES:
+            raise CacheEventError(f"unknown event type {event_type!r} for {kind}")
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            raise CacheEventError(f"the scheduler cache does not track kind {kind!r}")
+        with self.lock:
+            handler(self, event_type, obj)
+
+    def apply_events(self, events: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
+        for kind, event_type, obj in events:
+            self.apply_event(kind, event_type, obj)
+
+    # ---- pods
+
+    def _tracks_pod(self, pod: Mapping[str, Any]) -> bool:
+        spec = pod.get("spec") or {}
+        scheduler = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        return scheduler in self.scheduler_names or bool(spec.get("nodeName"))
+
+    def _on_pod(self, event_type: str, pod: Mapping[str, Any]) -> None:
+        key = pod_key(pod)
+        if key in self.tasks:
+            self._remove_task(self.tasks[key])
+        if event_type == DELETED or not self._tracks_pod(pod):
+            return
+        self._add_task(TaskInfo.from_pod(pod))
+
+    def _add_task(self, task: TaskInfo) -> None:
+        self.tasks[task.key] = task
+        if task.job:
+            job = self.jobs.get(task.job)
+            if job is None:
+                job = self.jobs[task.job] = JobInfo(uid=task.job)
+            job.add_task(task)
+        # Finished pods hold nothing on their node.
+        if task.node_name and task.status not in COMPLETED_STATUSES:
+            node = self.nodes.get(task.node_name)
+            if node is None:
+                node = self._placeholder_node(task.node_name)
+            node.add_task(task)
+
+    def _remove_task(self, task: TaskInfo) -> None:
+        self.tasks.pop(task.key, None)
+        if task.job and task.job in self.jobs:
+            job = self.jobs[task.job]
+            job.delete_task(task)
+            if not job.tasks and job.pod_group is None:
+                del self.jobs[task.job]
+        if task.node_name and task.node_name in self.nodes:
+            node = self.nodes[task.node_name]
+            if task.key in node.tasks:
+                node.remove_task(task)
+            if node.node is None and not node.tasks:
+                self._drop_node(node.name)
+
+    # ---- nodes
+
+    def _placeholder_node(self, name: str) -> NodeInfo:
+        """A node a pod names before the node itself is known: NotReady, out of snapshots."""
+        node = NodeInfo(name=name, matrix=self.matrix, row=self.matrix.add_row())
+        self.nodes[name] = node
+        self.node_list.append(name)
+        return node
+
+    def _on_node(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if event_type == DELETED:
+            node = self.nodes.get(name)
+            if node is None:
+                return
+            if node.tasks:
+                node.node = None
+                node.phase_reason = "NodeDeleted"
+                node.phase = node.phase.NOT_READY
+            else:
+                self._drop_node(name)
+            return
+        node = self.nodes.get(name) or self._placeholder_node(name)
+        node.set_node(obj)
+
+    def _drop_node(self, name: str) -> None:
+        node = self.nodes.pop(name)
+        self.matrix.free_row(node.row)
+        self.node_list.remove(name)
+
+    # ---- CRDs and the rest
+
+    def _on_pod_group(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        uid = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        job = self.jobs.get(uid)
+        if event_type == DELETED:
+            if job is not None:
+                job.unset_pod_group()
+                if not job.tasks:
+                    del self.jobs[uid]
+            return
+        if job is None:
+            job = self.jobs[uid] = JobInfo(uid=uid)
+        job.set_pod_group(PodGroupInfo.from_dict(obj, self.default_queue))
+
+    def _on_queue(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if event_type == DELETED:
+            self.queues.pop(name, None)
+        else:
+            self.queues[name] = QueueInfo.from_dict(obj)
+
+    def _on_priority_class(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if event_type == DELETED:
+            self.priority_classes.pop(name, None)
+            if self.global_default_class == name:
+                self.global_default_class = ""
+        else:
+            self.priority_classes[name] = int(obj.get("value") or 0)
+            if obj.get("globalDefault"):
+                self.global_default_class = name
+            elif self.global_default_class == name:
+                self.global_default_class = ""
+        self.default_priority = self.priority_classes.get(self.global_default_class, 0)
+
+    def _on_hyper_node(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if event_type == DELETED:
+            self.hyper_nodes.pop(name, None)
+        else:
+            self.hyper_nodes[name] = obj
+
+    def _on_pdb(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        if event_type == DELETED:
+            self.pod_disruption_budgets.pop(key, None)
+        else:
+            self.pod_disruption_budgets[key] = obj
+
+    # ------------------------------------------------------------------ snapshot
+
+    def job_priority(self, job: JobInfo) -> int:
+        """The value of the PodGroup's PriorityClass, else the global default, else 0."""
+        name = job.pod_group.priority_class_name if job.pod_group is not None else ""
+        if name and name in self.priority_classes:
+            return self.priority_classes[name]
+        return self.default_priority
+
+    def snapshot(self) -> ClusterSnapshot:
+        """A session's private copy: ready nodes (compact matrix rows in node-list order),
+        queues, and every job that has a PodGroup in a known queue."""
+        with self.lock:
+            ready = [self.nodes[name] for name in self.node_list if self.nodes[name].ready]
+            matrix = self.matrix.take([node.row for node in ready])
+            nodes = {node.name: node.clone_into(matrix, row) for row, node in enumerate(ready)}
+            jobs: dict[str, JobInfo] = {}
+            for uid, job in self.jobs.items():
+                if job.pod_group is None or job.queue not in self.queues:
+                    continue
+                job.priority = self.job_priority(job)
+                jobs[uid] = job.clone()
+            return ClusterSnapshot(
+                jobs=jobs,
+                nodes=nodes,
+                node_list=[node.name for node in ready],
+                matrix=matrix,
+                queues={name: queue.clone() for name, queue in self.queues.items()},
+                priority_classes=dict(self.priority_classes),
+                hyper_nodes=list(self.hyper_nodes.values()),
+                pod_disruption_budgets=list(self.pod_disruption_budgets.values()),
+            )
+
+    # ------------------------------------------------------------------ session outputs
+
+    def add_bind_task(self, task: TaskInfo) -> None:
+        """A session committed ``task`` to ``task.node_name``: account it as Binding here
+        (so the next snapshot sees it placed) and hand it to the binder."""
+        with self.lock:
+            cached = self.tasks.get(task.key)
+            if cached is not None:
+                self._remove_task(cached)
+                bound = cached.clone()
+                bound.node_name = task.node_name
+                bound.status = TaskStatus.BINDING
+                bound.pod_annotations = dict(task.pod_annotations)
+                self._add_task(bound)
+        self.binder.bind(task, task.node_name)
+
+    def evict(self, task: TaskInfo, reason: str) -> None:
+        with self.lock:
+            cached = self.tasks.get(task.key)
+            if cached is not None:
+                self._remove_task(cached)
+                releasing = cached.clone()
+                releasing.status = TaskStatus.RELEASING
+                self._add_task(releasing)
+        self.evictor.evict(task, reason)
+        self.recorder.record(
+            "Pod",
+            task.namespace,
+            task.name,
+            "Warning",
+            "Evict",
+            f"Pod is evicted, because of {reason}",
+        )
+
+    def update_pod_group_status(self, job: JobInfo) -> None:
+        if job.pod_group is None:
+            return
+        status = job.pod_group.status_dict()
+        with self.lock:
+            cached = self.jobs.get(job.uid)
+            if cached is not None and cached.pod_group is not None:
+                cached.pod_group.phase = job.pod_group.phase
+                cached.pod_group.conditions = [dict(c) for c in job.pod_group.conditions]
+                cached.pod_group.running = job.pod_group.running
+                cached.pod_group.succeeded = job.pod_group.succeeded
+                cached.pod_group.failed = job.pod_group.failed
+        self.status_updater.update_pod_group_status(job.namespace, job.name, status)
+
+    def update_queue_status(self, queue: str, allocated: Resource) -> None:
+        listed = allocated.to_list()
+        with self.lock:
+            cached = self.queues.get(queue)
+            if cached is not None:
+                cached.allocated_status = listed
+        self.status_updater.update_queue_status(queue, listed)
+
+    def update_pod_condition(
+        self, task: TaskInfo, condition: Mapping[str, Any], nominated_node: str
+    ) -> None:
+        self.status_updater.update_pod_condition(task, condition, nominated_node)
+
+    def record_event(
+        self, kind: str, namespace: str, name: str, event_type: str, reason: str, message: str
+    ) -> None:
+        self.recorder.record(kind, namespace, name, event_type, reason, message)
+
+
+_HANDLERS: Final = {
+    "Pod": SchedulerCache._on_pod,
+    "Node": SchedulerCache._on_node,
+    "PodGroup": SchedulerCache._on_pod_group,
+    "Queue": SchedulerCache._on_queue,
+    "HyperNode": SchedulerCache._on_hyper_node,
+    "PriorityClass": SchedulerCache._on_priority_class,
+    "PodDisruptionBudget": SchedulerCache._on_pdb,
+}

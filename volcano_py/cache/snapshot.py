@@ -1,0 +1,25 @@
+"""What a session gets from the cache: its own copy of the cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api.job import JobInfo
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import NodeMatrix
+from volcano_py.api.queue import QueueInfo
+
+
+@dataclass(slots=True)
+class ClusterSnapshot:
+    jobs: dict[str, JobInfo]
+    # Ready nodes only; ``node_list`` is their order, and node i owns row i of ``matrix``.
+    nodes: dict[str, NodeInfo]
+    node_list: list[str]
+    matrix: NodeMatrix
+    queues: dict[str, QueueInfo]
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    hyper_nodes: list[Mapping[str, Any]] = field(default_factory=list)
+    pod_disruption_budgets: list[Mapping[str, Any]] = field(default_factory=list)

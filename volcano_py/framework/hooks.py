@@ -1,0 +1,141 @@
+"""Every extension point a plugin can register, declared once.
+
+Volcano spreads these over 38 maps and 37 hand-written tier loops (``session_plugins.go``),
+each hiding its own way of combining the plugins' answers. Here each hook says, in one row,
+the function type, the ``enableXxx`` flag that gates it (upstream spelling, quirks included) and
+how answers combine across plugins and tiers; ``Session`` has one dispatcher per rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Final, TypeAlias
+
+from volcano_py.api.job import JobInfo
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import BoolArray, FloatArray, IntArray
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import Status, ValidateResult, Vote
+
+if TYPE_CHECKING:
+    from volcano_py.framework.event import Event
+
+
+class Combine(Enum):
+    """How the answers of several plugins (over tiers, in listed order) combine."""
+
+    FIRST_NONZERO = "first non-zero answer wins; else the built-in fallback"
+    ALL_PASS = "every plugin must pass; the first failure is returned"
+    SUM = "answers are summed"
+    FIRST_ANSWER = "the first plugin that answers decides"
+    VOTE = "a Reject ends it false; a tier with a Permit ends it true; else true"
+    INTERSECT_PER_TIER = "candidates intersected within a tier; first non-empty tier wins"
+    ANY_TRUE = "true if any plugin says true"
+    ALL_TRUE = "true if every plugin says true (none: true)"
+    FIRST_TIER_AND = "the first tier with any function decides, by AND (none: false)"
+    CALL_ALL = "every function is called"
+    UNION_FIRST_TIER = "union within a tier; the first tier with a non-empty union wins"
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    flag: str | None
+    combine: Combine
+    doc: str
+
+
+# ------------------------------------------------------------------ function types
+
+CompareFn: TypeAlias = Callable[[JobInfo, JobInfo], int]
+QueueCompareFn: TypeAlias = Callable[[QueueInfo, QueueInfo], int]
+VictimQueueCompareFn: TypeAlias = Callable[[QueueInfo, QueueInfo, QueueInfo], int]
+TaskCompareFn: TypeAlias = Callable[[TaskInfo, TaskInfo], int]
+PredicateFn: TypeAlias = Callable[[TaskInfo, NodeInfo], "Status | None"]
+PrePredicateFn: TypeAlias = Callable[[TaskInfo], "Status | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMask:
+    """A vectorised predicate's answer over all session nodes (row order).
+
+    ``reason(row)`` explains a failing row; it is only called to build fit-error messages.
+    """
+
+    passed: BoolArray
+    reason: Callable[[int], Status]
+
+
+PredicateMaskFn: TypeAlias = Callable[[TaskInfo], NodeMask | None]
+NodeOrderFn: TypeAlias = Callable[[TaskInfo, NodeInfo], float]
+# Scores for the given session rows, aligned with them (Volcano's BatchNodeOrderFn, vectorised).
+BatchNodeOrderFn: TypeAlias = Callable[[TaskInfo, IntArray], FloatArray]
+BestNodeFn: TypeAlias = Callable[[TaskInfo, Mapping[float, Sequence[NodeInfo]]], "NodeInfo | None"]
+# (victims, code): code 0 means the plugin abstains.
+EvictableFn: TypeAlias = Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], int]]
+QueueValidateFn: TypeAlias = Callable[[QueueInfo], bool]
+PreemptiveFn: TypeAlias = Callable[[QueueInfo, list[TaskInfo]], bool]
+AllocatableFn: TypeAlias = Callable[[QueueInfo, TaskInfo], bool]
+JobValidateFn: TypeAlias = Callable[[JobInfo], bool]
+VoteFn: TypeAlias = Callable[[JobInfo], Vote]
+JobEnqueuedFn: TypeAlias = Callable[[JobInfo], None]
+JobValidFn: TypeAlias = Callable[[JobInfo], "ValidateResult | None"]
+TargetJobFn: TypeAlias = Callable[[list[JobInfo]], "JobInfo | None"]
+ReservedNodesFn: TypeAlias = Callable[[], None]
+VictimTasksFn: TypeAlias = Callable[[list[TaskInfo]], list[TaskInfo]]
+EventCallback: TypeAlias = Callable[["Event"], None]
+
+
+HOOKS: Final[dict[str, HookSpec]] = {
+    "job_order": HookSpec(
+        "enableJobOrder", Combine.FIRST_NONZERO, "cmp(job, job); fallback: creation time, then UID"
+    ),
+    "queue_order": HookSpec(
+        "enableQueueOrder",
+        Combine.FIRST_NONZERO,
+        "cmp(queue, queue); fallback: creation time, then name",
+    ),
+    "victim_queue_order": HookSpec(
+        None, Combine.FIRST_NONZERO, "cmp(queue, queue, preemptor queue); fallback: reverse order"
+    ),
+    "task_order": HookSpec(
+        "enableTaskOrder",
+        Combine.FIRST_NONZERO,
+        "cmp(task, task); fallback: pod index, creation time, UID",
+    ),
+    "predicate": HookSpec("enablePredicate", Combine.ALL_PASS, "(task, node) -> Status"),
+    "predicate_mask": HookSpec(
+        "enablePredicate",
+        Combine.ALL_PASS,
+        "(task) -> NodeMask over all nodes (vectorised predicate)",
+    ),
+    "pre_predicate": HookSpec("enablePredicate", Combine.ALL_PASS, "(task) -> Status"),
+    "best_node": HookSpec("enableBestNode", Combine.FIRST_ANSWER, "(task, score -> nodes)"),
+    "node_order": HookSpec("enableNodeOrder", Combine.SUM, "(task, node) -> score"),
+    "batch_node_order": HookSpec("enableNodeOrder", Combine.SUM, "(task, rows) -> scores"),
+    "preemptable": HookSpec(
+        "enablePreemptable",
+        Combine.INTERSECT_PER_TIER,
+        "(preemptor, candidates) -> (victims, code)",
+    ),
+    "reclaimable": HookSpec(
+        "enableReclaimable",
+        Combine.INTERSECT_PER_TIER,
+        "(reclaimer, candidates) -> (victims, code)",
+    ),
+    "overused": HookSpec("enabledOverused", Combine.ANY_TRUE, "(queue) -> bool"),
+    "preemptive": HookSpec("enablePreemptive", Combine.ALL_TRUE, "(queue, tasks) -> bool"),
+    "allocatable": HookSpec("enabledAllocatable", Combine.ALL_TRUE, "(queue, task) -> bool"),
+    "job_ready": HookSpec("enableJobReady", Combine.ALL_TRUE, "(job) -> bool"),
+    "job_pipelined": HookSpec("enableJobPipelined", Combine.VOTE, "(job) -> Vote"),
+    # Upstream gates JobEnqueueable with the JobEnqueued flag; there is no flag of its own.
+    "job_enqueueable": HookSpec("enableJobEnqueued", Combine.VOTE, "(job) -> Vote"),
+    "job_enqueued": HookSpec("enableJobEnqueued", Combine.CALL_ALL, "(job) -> None"),
+    "job_valid": HookSpec(None, Combine.ALL_PASS, "(job) -> ValidateResult"),
+    "job_starving": HookSpec("enableJobStarving", Combine.FIRST_TIER_AND, "(job) -> bool"),
+    "target_job": HookSpec("enableTargetJob", Combine.FIRST_ANSWER, "(jobs) -> job"),
+    "reserved_nodes": HookSpec("enableReservedNodes", Combine.CALL_ALL, "() -> None"),
+    "victim_tasks": HookSpec("enabledVictim", Combine.UNION_FIRST_TIER, "(tasks) -> tasks"),
+}

@@ -1,0 +1,642 @@
+"""Session: one scheduling cycle over a snapshot (``framework/session.go``, ``framework.go``).
+
+``open_session`` builds the configured plugins, which register typed hooks; the actions call
+the dispatchers below; ``close_session`` lets plugins finish, then writes PodGroup and Queue
+status back through the sink, but only what changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import FloatArray, IntArray, NodeMatrix
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.resource import Resource
+from volcano_py.api.task import TaskInfo, compare_tasks
+from volcano_py.api.types import (
+    ALL_NODES_UNAVAILABLE,
+    ALLOCATED_STATUSES,
+    COMPLETED_STATUSES,
+    ROOT_QUEUE,
+    Status,
+    StatusCode,
+    TaskStatus,
+    ValidateResult,
+    Vote,
+)
+from volcano_py.cache.snapshot import ClusterSnapshot
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.conf import PluginOption, SchedulerConf
+from volcano_py.framework.event import EventHandler
+from volcano_py.framework.hooks import HOOKS, NodeMask
+from volcano_py.framework.plugin import Plugin, PluginBuilder
+from volcano_py.framework.statement import Statement
+
+log = logging.getLogger(__name__)
+
+PredicateResult = Status | tuple[Status, ...] | None
+
+# Statuses that make a node unusable for preemption (plain Unschedulable, such as a lack of
+# resources, is what preemption is there to fix).
+_PREEMPT_REJECT = frozenset(
+    {StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, StatusCode.ERROR, StatusCode.SKIP, StatusCode.WAIT}
+)
+
+
+class SessionSink(Protocol):
+    """Where a session's decisions go: the scheduler cache."""
+
+    def add_bind_task(self, task: TaskInfo) -> None: ...
+
+    def evict(self, task: TaskInfo, reason: str) -> None: ...
+
+    def update_pod_group_status(self, job: JobInfo) -> None: ...
+
+    def update_queue_status(self, queue: str, allocated: Resource) -> None: ...
+
+    def update_pod_condition(
+        self, task: TaskInfo, condition: Mapping[str, Any], nominated_node: str
+    ) -> None: ...
+
+    def record_event(
+        self, kind: str, namespace: str, name: str, event_type: str, reason: str, message: str
+    ) -> None: ...
+
+
+@dataclass
+class SchedulingState:
+    """What outlives a session: the rotating node start index (Volcano keeps it process-wide),
+    the session counter, and the seed of the tie-breaking random generator. Keeping it here
+    rather than in globals makes runs reproducible."""
+
+    next_start_index: int = 0
+    sessions: int = 0
+    seed: int = 0
+    clock: Callable[[], float] = field(default=lambda: 0.0)
+
+
+def as_statuses(result: PredicateResult) -> tuple[Status, ...]:
+    if result is None:
+        return ()
+    if isinstance(result, Status):
+        return (result,) if result.code is not StatusCode.SUCCESS else ()
+    return tuple(s for s in result if s.code is not StatusCode.SUCCESS)
+
+
+class Session:
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        conf: SchedulerConf,
+        sink: SessionSink,
+        state: SchedulingState | None = None,
+    ) -> None:
+        self.state = state if state is not None else SchedulingState()
+        self.state.sessions += 1
+        self.uid = f"session-{self.state.sessions}"
+        self.rng = random.Random(self.state.seed * 1_000_003 + self.state.sessions)
+        self.now = self.state.clock()
+        self.conf = conf
+        self.sink = sink
+        self.jobs: dict[str, JobInfo] = snapshot.jobs
+        self.nodes: dict[str, NodeInfo] = snapshot.nodes
+        self.node_list: list[NodeInfo] = [snapshot.nodes[name] for name in snapshot.node_list]
+        self.matrix: NodeMatrix = snapshot.matrix
+        self.queues: dict[str, QueueInfo] = snapshot.queues
+        self.priority_classes = snapshot.priority_classes
+        self.hyper_nodes = snapshot.hyper_nodes
+        self.pod_disruption_budgets = snapshot.pod_disruption_budgets
+        self.total_resource = Resource()
+        for node in self.node_list:
+            self.total_resource.add(node.allocatable)
+        self.plugins: dict[str, Plugin] = {}
+        self.event_handlers: list[EventHandler] = []
+        self.dirty_jobs: set[str] = set()
+        self.enabled_actions: set[str] = set(conf.actions)
+        # Per hook, per tier: (plugin name, function) in listed order, flag already checked.
+        self._hooks: dict[str, list[list[tuple[str, Any]]]] = {
+            name: [[] for _ in conf.tiers] for name in HOOKS
+        }
+        self._plugin_slot: dict[str, tuple[int, PluginOption]] = {}
+        self._old_pod_group_status: dict[str, dict[str, Any]] = {
+            uid: job.pod_group.status_dict()
+            for uid, job in self.jobs.items()
+            if job.pod_group is not None
+        }
+        self._vectors: dict[int, tuple[Resource, FloatArray, IntArray]] = {}
+
+    # ------------------------------------------------------------------ registration
+
+    def register(self, hook: str, plugin: str, fn: Any) -> None:
+        """Register ``fn`` for ``hook`` on behalf of ``plugin``, if its flag enables it."""
+        spec = HOOKS[hook]
+        slot = self._plugin_slot.get(plugin)
+        if slot is None:
+            # A plugin not listed in the tiers (a test registering by hand): last tier, on.
+            tier, enabled = len(self.conf.tiers) - 1, True
+        else:
+            tier, option = slot
+            enabled = spec.flag is None or option.enabled(spec.flag)
+        if enabled and tier >= 0:
+            self._hooks[hook][tier].append((plugin, fn))
+
+    def add_job_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("job_order", plugin, fn)
+
+    def add_queue_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("queue_order", plugin, fn)
+
+    def add_victim_queue_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("victim_queue_order", plugin, fn)
+
+    def add_task_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("task_order", plugin, fn)
+
+    def add_predicate_fn(self, plugin: str, fn: Any) -> None:
+        self.register("predicate", plugin, fn)
+
+    def add_predicate_mask_fn(self, plugin: str, fn: Any) -> None:
+        self.register("predicate_mask", plugin, fn)
+
+    def add_pre_predicate_fn(self, plugin: str, fn: Any) -> None:
+        self.register("pre_predicate", plugin, fn)
+
+    def add_best_node_fn(self, plugin: str, fn: Any) -> None:
+        self.register("best_node", plugin, fn)
+
+    def add_node_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("node_order", plugin, fn)
+
+    def add_batch_node_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("batch_node_order", plugin, fn)
+
+    def add_preemptable_fn(self, plugin: str, fn: Any) -> None:
+        self.register("preemptable", plugin, fn)
+
+    def add_reclaimable_fn(self, plugin: str, fn: Any) -> None:
+        self.register("reclaimable", plugin, fn)
+
+    def add_overused_fn(self, plugin: str, fn: Any) -> None:
+        self.register("overused", plugin, fn)
+
+    def add_preemptive_fn(self, plugin: str, fn: Any) -> None:
+        self.register("preemptive", plugin, fn)
+
+    def add_allocatable_fn(self, plugin: str, fn: Any) -> None:
+        self.register("allocatable", plugin, fn)
+
+    def add_job_ready_fn(self, plugin: str, fn: Any) -> None:
+        self.register("job_ready", plugin, fn)
+
+    def add_job_pipelined_fn(self, plugin: str, fn: Any) -> None:
+        self.register("job_pipelined", plugin, fn)
+
+    def add_job_enqueueable_fn(self, plugin: str, fn: Any) -> None:
+        self.register("job_enqueueable", plugin, fn)
+
+    def add_job_enqueued_fn(self, plugin: str, fn: Any) -> None:
+        self.register("job_enqueued", plugin, fn)
+
+    def add_job_valid_fn(self, plugin: str, fn: Any) -> None:
+        self.register("job_valid", plugin, fn)
+
+    def add_job_starving_fn(self, plugin: str, fn: Any) -> None:
+        self.register("job_starving", plugin, fn)
+
+    def add_target_job_fn(self, plugin: str, fn: Any) -> None:
+        self.register("target_job", plugin, fn)
+
+    def add_reserved_nodes_fn(self, plugin: str, fn: Any) -> None:
+        self.register("reserved_nodes", plugin, fn)
+
+    def add_victim_tasks_fn(self, plugin: str, fn: Any) -> None:
+        self.register("victim_tasks", plugin, fn)
+
+    def add_event_handler(self, handler: EventHandler) -> None:
+        self.event_handlers.append(handler)
+
+    def has_hook(self, hook: str) -> bool:
+        return any(self._hooks[hook])
+
+    def _flat(self, hook: str) -> list[Any]:
+        return [fn for tier in self._hooks[hook] for _, fn in tier]
+
+    # ------------------------------------------------------------------ ordering
+
+    def job_order_fn(self, left: JobInfo, right: JobInfo) -> bool:
+        """Does ``left`` go before ``right``?"""
+        for fn in self._flat("job_order"):
+            answer = fn(left, right)
+            if answer != 0:
+                return bool(answer < 0)
+        if left.creation_timestamp == right.creation_timestamp:
+            return left.uid < right.uid
+        return left.creation_timestamp < right.creation_timestamp
+
+    def queue_order_fn(self, left: QueueInfo, right: QueueInfo) -> bool:
+        for fn in self._flat("queue_order"):
+            answer = fn(left, right)
+            if answer != 0:
+                return bool(answer < 0)
+        if left.creation_timestamp == right.creation_timestamp:
+            return left.uid < right.uid
+        return left.creation_timestamp < right.creation_timestamp
+
+    def victim_queue_order_fn(
+        self, left: QueueInfo, right: QueueInfo, preemptor: QueueInfo
+    ) -> bool:
+        for fn in self._flat("victim_queue_order"):
+            answer = fn(left, right, preemptor)
+            if answer != 0:
+                return bool(answer < 0)
+        return not self.queue_order_fn(left, right)
+
+    def task_compare(self, left: TaskInfo, right: TaskInfo) -> int:
+        for fn in self._flat("task_order"):
+            answer = fn(left, right)
+            if answer != 0:
+                return int(answer)
+        return 0
+
+    def task_order_fn(self, left: TaskInfo, right: TaskInfo) -> bool:
+        answer = self.task_compare(left, right)
+        if answer != 0:
+            return answer < 0
+        return compare_tasks(left, right) < 0
+
+    def job_compare(self, left: JobInfo, right: JobInfo) -> int:
+        for fn in self._flat("job_order"):
+            answer = fn(left, right)
+            if answer != 0:
+                return int(answer)
+        return 0
+
+    # ------------------------------------------------------------------ predicates
+
+    def pre_predicate_fn(self, task: TaskInfo) -> Status | None:
+        for fn in self._flat("pre_predicate"):
+            statuses = as_statuses(fn(task))
+            if statuses:
+                return statuses[0]
+        return None
+
+    def predicate_fn(self, task: TaskInfo, node: NodeInfo) -> tuple[Status, ...]:
+        """The failing statuses of the first plugin that rejects ``node`` (none: it passes),
+        vectorised masks included."""
+        for fn in self._flat("predicate_mask"):
+            mask: NodeMask | None = fn(task)
+            if mask is not None and not mask.passed[node.row]:
+                return as_statuses(mask.reason(node.row))
+        for fn in self._flat("predicate"):
+            statuses = as_statuses(fn(task, node))
+            if statuses:
+                return statuses
+        return ()
+
+    def predicate_masks(self, task: TaskInfo) -> list[NodeMask]:
+        masks = []
+        for fn in self._flat("predicate_mask"):
+            mask = fn(task)
+            if mask is not None:
+                masks.append(mask)
+        return masks
+
+    def scalar_predicates(self) -> list[Callable[[TaskInfo, NodeInfo], PredicateResult]]:
+        return self._flat("predicate")
+
+    @staticmethod
+    def rejects_for_preempt(statuses: Iterable[Status]) -> bool:
+        return any(status.code in _PREEMPT_REJECT for status in statuses)
+
+    # ------------------------------------------------------------------ scoring
+
+    def node_order_fn(self, task: TaskInfo, node: NodeInfo) -> float:
+        return float(sum(fn(task, node) for fn in self._flat("node_order")))
+
+    def node_scores(self, task: TaskInfo, rows: IntArray) -> FloatArray:
+        """Every node-order plugin's score for the nodes at ``rows``, summed."""
+        import numpy as np
+
+        total: FloatArray = np.zeros(len(rows))
+        for fn in self._flat("batch_node_order"):
+            total += fn(task, rows)
+        scalar = self._flat("node_order")
+        if scalar:
+            node_list = self.node_list
+            for i, row in enumerate(rows):
+                node = node_list[int(row)]
+                total[i] += sum(fn(task, node) for fn in scalar)
+        return total
+
+    def best_node_fn(
+        self, task: TaskInfo, scores: Mapping[float, list[NodeInfo]]
+    ) -> NodeInfo | None:
+        for fn in self._flat("best_node"):
+            node = fn(task, scores)
+            if node is not None:
+                return node  # type: ignore[no-any-return]
+        return None
+
+    # ------------------------------------------------------------------ queues
+
+    def overused(self, queue: QueueInfo) -> bool:
+        return any(fn(queue) for fn in self._flat("overused"))
+
+    def preemptive(self, queue: QueueInfo, tasks: list[TaskInfo]) -> bool:
+        return all(fn(queue, tasks) for fn in self._flat("preemptive"))
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        return all(fn(queue, task) for fn in self._flat("allocatable"))
+
+    # ------------------------------------------------------------------ jobs
+
+    def job_ready(self, job: JobInfo) -> bool:
+        return all(fn(job) for fn in self._flat("job_ready"))
+
+    def _vote(self, hook: str, job: JobInfo) -> bool:
+        for tier in self._hooks[hook]:
+            permitted = False
+            for _name, fn in tier:
+                vote = fn(job)
+                if vote == Vote.REJECT:
+                    return False
+                if vote == Vote.PERMIT:
+                    permitted = True
+            if permitted:
+                return True
+        return True
+
+    def job_pipelined(self, job: JobInfo) -> bool:
+        return self._vote("job_pipelined", job)
+
+    def job_enqueueable(self, job: JobInfo) -> bool:
+        return self._vote("job_enqueueable", job)
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        for fn in self._flat("job_enqueued"):
+            fn(job)
+
+    def job_valid(self, job: JobInfo) -> ValidateResult | None:
+        for fn in self._flat("job_valid"):
+            result: ValidateResult | None = fn(job)
+            if result is not None and not result.passed:
+                return result
+        return None
+
+    def job_starving(self, job: JobInfo) -> bool:
+        for tier in self._hooks["job_starving"]:
+            if tier:
+                return all(fn(job) for _name, fn in tier)
+        return False
+
+    def target_job(self, jobs: list[JobInfo]) -> JobInfo | None:
+        for fn in self._flat("target_job"):
+            return fn(jobs)  # type: ignore[no-any-return]
+        return None
+
+    def reserved_nodes(self) -> None:
+        for fn in self._flat("reserved_nodes"):
+            fn()
+
+    # ------------------------------------------------------------------ victims
+
+    def _intersect_victims(
+        self, hook: str, actor: TaskInfo, candidates: list[TaskInfo]
+    ) -> list[TaskInfo]:
+        for tier in self._hooks[hook]:
+            victims: list[TaskInfo] | None = None
+            for _name, fn in tier:
+                chosen, code = fn(actor, candidates)
+                if code == 0:
+                    continue
+                if not chosen:
+                    victims = None
+                    break
+                if victims is None:
+                    victims = list(chosen)
+                else:
+                    keep = {task.uid for task in chosen}
+                    victims = [task for task in victims if task.uid in keep]
+            if victims:
+                return victims
+        return []
+
+    def preemptable(self, preemptor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        return self._intersect_victims("preemptable", preemptor, candidates)
+
+    def reclaimable(self, reclaimer: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        return self._intersect_victims("reclaimable", reclaimer, candidates)
+
+    def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
+        for tier in self._hooks["victim_tasks"]:
+            union: dict[str, TaskInfo] = {}
+            for _name, fn in tier:
+                for victim in fn(tasks):
+                    union.setdefault(victim.uid, victim)
+            if union:
+                return list(union.values())
+        return []
+
+    # ------------------------------------------------------------------ transactions
+
+    def statement(self) -> Statement:
+        return Statement(self)
+
+    def allocate(self, task: TaskInfo, node: NodeInfo) -> None:
+        """Session-level allocate (backfill): once the job is ready, bind every allocated task
+        of it at once."""
+        statement = Statement(self)
+        statement.allocate(task, node)
+        statement.operations.clear()
+        job = self.jobs.get(task.job)
+        if job is not None and self.job_ready(job):
+            for allocated in list(job.tasks_in(TaskStatus.ALLOCATED).values()):
+                self.sink.add_bind_task(allocated)
+                job.update_task_status(allocated, TaskStatus.BINDING)
+
+    def evict(self, task: TaskInfo, reason: str) -> None:
+        """Immediate eviction (shuffle)."""
+        statement = Statement(self)
+        statement.evict(task, reason)
+        statement.commit()
+
+    def task_vector(self, resource: Resource) -> tuple[FloatArray, IntArray]:
+        """``resource`` as a matrix row and its checked columns, cached per resource object."""
+        cached = self._vectors.get(id(resource))
+        if cached is None or cached[0] is not resource:
+            vector = self.matrix.vector(resource)
+            columns = self.matrix.index.defined_columns(resource)
+            self.matrix.fit_width()
+            cached = (resource, vector, columns)
+            self._vectors[id(resource)] = cached
+        return cached[1], cached[2]
+
+    def action_arguments(self, action: str) -> Arguments:
+        return Arguments(self.conf.action_arguments(action), owner=action)
+
+    def record_job_event(self, job: JobInfo, event_type: str, reason: str, message: str) -> None:
+        self.sink.record_event("PodGroup", job.namespace, job.name, event_type, reason, message)
+
+
+# ---------------------------------------------------------------------- open / close
+
+
+def open_session(
+    snapshot: ClusterSnapshot,
+    conf: SchedulerConf,
+    builders: Mapping[str, PluginBuilder],
+    sink: SessionSink,
+    state: SchedulingState | None = None,
+) -> Session:
+    """Build the session and let every configured plugin register its hooks, tier by tier."""
+    ssn = Session(snapshot, conf, sink, state)
+    for tier_index, tier in enumerate(conf.tiers):
+        for option in tier.plugins:
+            builder = builders.get(option.name)
+            if builder is None:
+                log.error("failed to get plugin %s", option.name)
+                continue
+            ssn._plugin_slot[option.name] = (tier_index, option)
+            plugin = builder(Arguments(option.arguments, owner=option.name))
+            ssn.plugins[option.name] = plugin
+            plugin.on_session_open(ssn)
+    return ssn
+
+
+def pod_group_phase(job: JobInfo, unschedulable: bool) -> str:
+    """The phase a PodGroup has after a session (``getPodGroupPhase``)."""
+    assert job.pod_group is not None
+    if job.tasks_in(TaskStatus.RUNNING) and unschedulable:
+        return PG_UNKNOWN
+    scheduled = job.scheduled_task_num() + job.releasing_scheduled_task_num()
+    completed = sum(len(job.tasks_in(status)) for status in COMPLETED_STATUSES)
+    if scheduled >= job.pod_group.min_member:
+        return PG_COMPLETED if scheduled == completed else PG_RUNNING
+    if job.pod_group.phase != PG_INQUEUE:
+        return PG_PENDING
+    return job.pod_group.phase
+
+
+def _conditions_changed(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> bool:
+    if len(new) != len(old):
+        return True
+    ignored = ("lastTransitionTime", "transitionID")
+    for new_condition, old_condition in zip(new, old, strict=True):
+        left = {k: v for k, v in new_condition.items() if k not in ignored}
+        right = {k: v for k, v in old_condition.items() if k not in ignored}
+        if left != right:
+            return True
+    return False
+
+
+def _update_job_status(ssn: Session, job: JobInfo) -> None:
+    pod_group = job.pod_group
+    assert pod_group is not None
+    unschedulable = any(
+        c.get("type") == "Unschedulable"
+        and c.get("status") == "True"
+        and c.get("transitionID") == ssn.uid
+        for c in pod_group.conditions
+    )
+    pod_group.phase = pod_group_phase(job, unschedulable)
+    pod_group.running = len(job.tasks_in(TaskStatus.RUNNING))
+    pod_group.failed = len(job.tasks_in(TaskStatus.FAILED))
+    pod_group.succeeded = len(job.tasks_in(TaskStatus.SUCCEEDED))
+    new = pod_group.status_dict()
+    old = ssn._old_pod_group_status.get(job.uid)
+    changed = old is None or (
+        {k: v for k, v in new.items() if k != "conditions"}
+        != {k: v for k, v in old.items() if k != "conditions"}
+        or _conditions_changed(new.get("conditions", []), old.get("conditions", []))
+    )
+    if changed:
+        ssn.sink.update_pod_group_status(job)
+    _record_job_status_event(ssn, job, changed)
+
+
+def _pod_condition_changed(task: TaskInfo, condition: Mapping[str, str]) -> bool:
+    for existing in (task.pod.get("status") or {}).get("conditions") or []:
+        if existing.get("type") == condition["type"]:
+            return any(
+                existing.get(key) != condition[key] for key in ("status", "reason", "message")
+            )
+    return True
+
+
+def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool) -> None:
+    """The "why" a person reads: a PodGroup event, and the PodScheduled condition of each pod
+    still waiting (written only when it changed), as ``RecordJobStatusEvent`` does."""
+    pod_group = job.pod_group
+    assert pod_group is not None
+    fit_error = job.fit_error()
+    if pod_group.phase in (PG_UNKNOWN, PG_PENDING, PG_INQUEUE):
+        pending = len(job.tasks_in(TaskStatus.PENDING))
+        ssn.record_job_event(
+            job,
+            "Warning",
+            "Unschedulable",
+            f"{pending}/{len(job.tasks)} tasks in gang unschedulable: {fit_error}",
+        )
+    elif pod_group_written:
+        ssn.record_job_event(job, "Normal", "Scheduled", "pod group is ready")
+    for status in (TaskStatus.ALLOCATED, TaskStatus.PENDING, TaskStatus.PIPELINED):
+        for task in sorted(job.tasks_in(status).values(), key=lambda t: t.key):
+            if task.sch_gated:
+                continue
+            reason, message, nominated = job.task_scheduling_reason(task.uid)
+            condition = {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": reason,
+                "message": message or fit_error or ALL_NODES_UNAVAILABLE,
+            }
+            current_nominated = task.nominated_node_name
+            if _pod_condition_changed(task, condition) or (
+                nominated and nominated != current_nominated
+            ):
+                ssn.sink.update_pod_condition(task, condition, nominated)
+
+
+def _update_queue_status(ssn: Session) -> None:
+    allocated: dict[str, Resource] = {name: Resource() for name in ssn.queues}
+    has_root = ROOT_QUEUE in ssn.queues
+    for job in ssn.jobs.values():
+        if job.queue not in allocated:
+            continue
+        for status, tasks in job.task_status_index.items():
+            if status not in ALLOCATED_STATUSES:
+                continue
+            for task in tasks.values():
+                allocated[job.queue].add(task.resreq)
+                # With a root queue, usage also counts on every ancestor up to it.
+                queue = ssn.queues[job.queue]
+                seen = {queue.name}
+                while has_root and queue.name != ROOT_QUEUE:
+                    parent = queue.parent_name
+                    if parent not in allocated or parent in seen:
+                        break
+                    allocated[parent].add(task.resreq)
+                    seen.add(parent)
+                    queue = ssn.queues[parent]
+    for name, total in allocated.items():
+        listed = total.to_list()
+        if ssn.queues[name].allocated_status == listed:
+            continue
+        ssn.queues[name].allocated_status = listed
+        ssn.sink.update_queue_status(name, total)
+
+
+def close_session(ssn: Session) -> None:
+    """Plugins close first (gang sets the PodGroup conditions), then status is written."""
+    for plugin in ssn.plugins.values():
+        plugin.on_session_close(ssn)
+    for job in ssn.jobs.values():
+        if job.pod_group is not None:
+            _update_job_status(ssn, job)
+    _update_queue_status(ssn)

@@ -1,0 +1,202 @@
+"""Statement: a transaction over the session (``framework/statement.go``).
+
+Operations apply to the session at once (so later decisions see them) and are either
+committed to the cache (binds, evictions) or undone in reverse order. Pipelining is never sent
+anywhere: it only reserves room inside the session.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from volcano_py.api.node import NodeFitError, NodeInfo
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import TaskStatus
+from volcano_py.framework.event import Event
+
+if TYPE_CHECKING:
+    from volcano_py.framework.session import Session
+
+log = logging.getLogger(__name__)
+
+
+class Op(Enum):
+    EVICT = "evict"
+    PIPELINE = "pipeline"
+    ALLOCATE = "allocate"
+
+
+@dataclass(slots=True)
+class Operation:
+    op: Op
+    task: TaskInfo
+    reason: str = ""
+
+
+class StatementError(RuntimeError):
+    """An operation could not be applied; the session was left as it was."""
+
+
+class Statement:
+    __slots__ = ("operations", "ssn")
+
+    def __init__(self, ssn: Session) -> None:
+        self.ssn = ssn
+        self.operations: list[Operation] = []
+
+    # ------------------------------------------------------------------ helpers
+
+    def _fire(self, task: TaskInfo, allocate: bool) -> list[str]:
+        errors = []
+        for handler in self.ssn.event_handlers:
+            callback = handler.allocate if allocate else handler.deallocate
+            if callback is None:
+                continue
+            event = Event(task)
+            callback(event)
+            if event.error:
+                errors.append(event.error)
+        return errors
+
+    def _set_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        job = self.ssn.jobs.get(task.job)
+        if job is None:
+            log.error("failed to find job <%s> in session %s", task.job, self.ssn.uid)
+            return
+        job.update_task_status(task, status)
+
+    # ------------------------------------------------------------------ operations
+
+    def evict(self, victim: TaskInfo, reason: str) -> None:
+        self._set_status(victim, TaskStatus.RELEASING)
+        node = self.ssn.nodes.get(victim.node_name)
+        if node is not None:
+            node.update_task(victim)
+        self._fire(victim, allocate=False)
+        self.operations.append(Operation(Op.EVICT, victim, reason))
+
+    def _unevict(self, victim: TaskInfo) -> None:
+        self._set_status(victim, TaskStatus.RUNNING)
+        node = self.ssn.nodes.get(victim.node_name)
+        if node is not None:
+            node.update_task(victim)
+        self._fire(victim, allocate=True)
+
+    def pipeline(self, task: TaskInfo, node_name: str, eviction_occurred: bool) -> None:
+        """Reserve ``node_name``'s future idle for ``task`` (it waits for evictions)."""
+        self._set_status(task, TaskStatus.PIPELINED)
+        task.node_name = node_name
+        task.eviction_occurred = eviction_occurred
+        errors = []
+        node = self.ssn.nodes.get(node_name)
+        if node is None:
+            errors.append(f"node {node_name} is not in the session")
+        else:
+            try:
+                node.add_task(task)
+            except NodeFitError as error:
+                errors.append(str(error))
+        errors.extend(self._fire(task, allocate=True))
+        if errors:
+            self.unpipeline(task)
+            raise StatementError(
+                f"task {task.key} pipeline to node {node_name} rolled back: {'; '.join(errors)}"
+            )
+        self.operations.append(Operation(Op.PIPELINE, task))
+
+    def unpipeline(self, task: TaskInfo) -> None:
+        self._set_status(task, TaskStatus.PENDING)
+        node = self.ssn.nodes.get(task.node_name)
+        if node is not None and task.key in node.tasks:
+            node.remove_task(task)
+        self._fire(task, allocate=False)
+        task.node_name = ""
+        task.job_allocated_hyper_node = ""
+
+    def allocate(self, task: TaskInfo, node: NodeInfo) -> None:
+        """Place ``task`` on ``node`` in the session (its idle shrinks now)."""
+        self._set_status(task, TaskStatus.ALLOCATED)
+        task.node_name = node.name
+        errors = []
+        try:
+            node.add_task(task)
+        except NodeFitError as error:
+            errors.append(str(error))
+        errors.extend(self._fire(task, allocate=True))
+        if errors:
+            self._unallocate(task)
+            raise StatementError(
+                f"task {task.key} allocate to node {node.name} rolled back: {'; '.join(errors)}"
+            )
+        self.operations.append(Operation(Op.ALLOCATE, task))
+
+    def _unallocate(self, task: TaskInfo) -> None:
+        self._set_status(task, TaskStatus.PENDING)
+        node = self.ssn.nodes.get(task.node_name)
+        if node is not None and task.key in node.tasks:
+            node.remove_task(task)
+        self._fire(task, allocate=False)
+        task.node_name = ""
+        task.job_allocated_hyper_node = ""
+
+    # ------------------------------------------------------------------ outcome
+
+    def discard(self) -> None:
+        """Undo every operation, newest first; each task remembers what was undone."""
+        for operation in reversed(self.operations):
+            operation.task.remember_transaction()
+            if operation.op is Op.EVICT:
+                self._unevict(operation.task)
+            elif operation.op is Op.PIPELINE:
+                self.unpipeline(operation.task)
+            else:
+                self._unallocate(operation.task)
+        self.operations = []
+
+    def commit(self) -> None:
+        """Send evictions and binds to the cache, in order."""
+        sink = self.ssn.sink
+        for operation in self.operations:
+            task = operation.task
+            task.last_transaction = None
+            if operation.op is Op.EVICT:
+                try:
+                    sink.evict(task, operation.reason)
+                except Exception as error:  # an evictor failure must not lose the session
+                    log.error("failed to evict %s: %s", task.key, error)
+                    self._unevict(task)
+            elif operation.op is Op.ALLOCATE:
+                try:
+                    sink.add_bind_task(task)
+                    self._set_status(task, TaskStatus.BINDING)
+                except Exception as error:
+                    log.error("failed to bind %s: %s", task.key, error)
+                    self._unallocate(task)
+        self.operations = []
+
+    def merge(self, *others: Statement) -> None:
+        for other in others:
+            self.operations.extend(other.operations)
+            other.operations = []
+
+    def save_operations(self) -> list[Operation]:
+        """Copies of the operations (with task clones) to replay later."""
+        saved = []
+        for operation in self.operations:
+            task = operation.task.clone()
+            saved.append(Operation(operation.op, task, operation.reason))
+        return saved
+
+    def recover_operations(self, saved: list[Operation]) -> None:
+        """Replay saved operations on this statement (after a dry run was discarded)."""
+        for operation in saved:
+            live = self.ssn.jobs[operation.task.job].tasks[operation.task.uid]
+            if operation.op is Op.EVICT:
+                self.evict(live, operation.reason)
+            elif operation.op is Op.PIPELINE:
+                self.pipeline(live, operation.task.node_name, operation.task.eviction_occurred)
+            else:
+                self.allocate(live, self.ssn.nodes[operation.task.node_name])
