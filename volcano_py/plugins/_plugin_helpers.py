@@ -1,0 +1,110 @@
+"""Small helpers the built-in plugins share (``pkg/scheduler/plugins/util/util.go`` and
+``api/helpers``), kept out of the framework because only plugins use them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from volcano_py.api.job import JobInfo
+from volcano_py.api.resource import CPU, MEMORY, PODS, Resource, is_scalar_resource_name
+from volcano_py.api.types import ALLOCATED_STATUSES
+from volcano_py.framework.conf import PluginOption
+
+if TYPE_CHECKING:
+    from volcano_py.framework.session import Session
+
+
+def plugin_option(ssn: Session, name: str) -> PluginOption | None:
+    """The first tier entry configuring plugin ``name``.
+
+    A plugin is built from its arguments only; flags that change what it computes (drf's
+    ``enableHierarchy``) live in the entry, which the session keeps in its conf. Upstream takes
+    the first entry too (``HierarchyEnabled``)."""
+    for tier in ssn.conf.tiers:
+        for option in tier.plugins:
+            if option.name == name:
+                return option
+    return None
+
+
+def rfc3339(seconds: float) -> str:
+    """A Kubernetes ``metav1.Time`` as it serialises: UTC, whole seconds, ``Z`` suffix."""
+    return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def share(used: float, total: float) -> float:
+    """``helpers.Share``: a dimension nobody has is fully shared as soon as anyone uses it."""
+    if total == 0:
+        return 0.0 if used == 0 else 1.0
+    return used / total
+
+
+def max_resource(left: Resource, right: Resource) -> Resource:
+    """``helpers.Max``: per-dimension maximum as a new resource; negative scalars are dropped
+    (a negative amount would only come from accounting drift, never from a spec)."""
+    result = Resource(max(left.milli_cpu, right.milli_cpu), max(left.memory, right.memory))
+    for name, value in left.scalar_resources.items():
+        if value >= 0:
+            result.scalar_resources[name] = value
+    for name, value in right.scalar_resources.items():
+        if value >= 0:
+            result.scalar_resources[name] = max(value, result.scalar_resources.get(name, 0.0))
+    return result
+
+
+def same_amounts(left: Resource, right: Resource) -> bool:
+    """Exact equality, no tolerance: the "did anything move" test of the water-filling loop
+    (upstream compares with ``equality.Semantic.DeepEqual``)."""
+    return (
+        left.milli_cpu == right.milli_cpu
+        and left.memory == right.memory
+        and left.scalar_resources == right.scalar_resources
+    )
+
+
+def allocated_task_count(job: JobInfo) -> int:
+    """Tasks holding resources on a node (``CalculateAllocatedTaskNum``)."""
+    index = job.task_status_index
+    return sum(len(index[status]) for status in ALLOCATED_STATUSES if status in index)
+
+
+def inqueue_resource(job: JobInfo, allocated: Resource) -> Resource:
+    """What an admitted job still reserves in its queue: its ``minResources`` minus what it
+    already holds, per dimension listed in ``minResources`` (``GetInqueueResource``).
+
+    A scalar the job holds none of is reserved in full; quota names (``count/*``) and names that
+    are not scalar resources (``ephemeral-storage`` among them) reserve nothing."""
+    pod_group = job.pod_group
+    raw = pod_group.min_resources if pod_group is not None else None
+    if not raw:
+        return Resource()
+    minimum = Resource.from_list(raw)
+    inqueue = Resource()
+    for name in raw:
+        if name == CPU:
+            inqueue.milli_cpu = max(minimum.milli_cpu - allocated.milli_cpu, 0.0)
+        elif name == MEMORY:
+            inqueue.memory = max(minimum.memory - allocated.memory, 0.0)
+        elif name == PODS:
+            reserved = minimum.get(PODS) - allocated.get(PODS)
+            if reserved > 0:
+                inqueue.scalar_resources[PODS] = reserved
+        elif name.startswith("count/") or not is_scalar_resource_name(name):
+            continue
+        elif name not in allocated.scalar_resources:
+            inqueue.scalar_resources[name] = minimum.get(name)
+        else:
+            reserved = minimum.get(name) - allocated.scalar_resources[name]
+            if reserved > 0:
+                inqueue.scalar_resources[name] = reserved
+    return inqueue
+
+
+def format_resource_names(prefix: str, verb: str, names: Iterable[str]) -> str:
+    """``"queue resource quota insufficient: insufficient cpu, insufficient memory"``."""
+    parts = [f"{verb} {name}" for name in names]
+    if not parts:
+        return prefix
+    return f"{prefix}: {', '.join(parts)}"

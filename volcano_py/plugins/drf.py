@@ -1,0 +1,392 @@
+"""drf: Dominant Resource Fairness between jobs, optionally hierarchical between queues
+(``pkg/scheduler/plugins/drf/drf.go``).
+
+A job's share is its largest fraction of any cluster resource (``pods`` included, as every
+task requests one). Registers JobOrderFn (smaller share first), PreemptableFn and allocation
+event handlers. With ``enableHierarchy`` it also registers QueueOrderFn and ReclaimableFn over
+the queue tree the ``volcano.sh/hierarchy`` and ``volcano.sh/hierarchy-weights`` annotations
+describe (hierarchical DRF).
+
+Accounting never asserts: where upstream's ``Resource.Sub`` would panic on an underflow (only
+possible after accounting drift), the subtraction is logged and carried out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from volcano_py.api.job import JobInfo
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.resource import Resource
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import Vote
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.event import Event, EventHandler
+from volcano_py.framework.session import Session
+from volcano_py.plugins._plugin_helpers import plugin_option, share
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME = "drf"
+# Shares this close count as equal when deciding whether a victim may be preempted.
+SHARE_DELTA: Final = 1e-6
+ROOT: Final = "root"
+
+
+@dataclass(slots=True)
+class DrfAttr:
+    allocated: Resource = field(default_factory=Resource)
+    share: float = 0.0
+    dominant_resource: str = ""
+
+    def __str__(self) -> str:
+        return (
+            f"dominant resource <{self.dominant_resource}>, dominant share {self.share:f},"
+            f" allocated {self.allocated}"
+        )
+
+
+def calculate_share(allocated: Resource, total: Resource) -> tuple[str, float]:
+    """(dominant resource, dominant share) of ``allocated`` against the cluster ``total``."""
+    dominant, highest = "", 0.0
+    for name in total.resource_names():
+        value = share(allocated.get(name), total.get(name))
+        if value > highest:
+            dominant, highest = name, value
+    return dominant, highest
+
+
+@dataclass(slots=True)
+class HierarchyNode:
+    """A queue-tree level (``children`` a dict) or a job leaf (``children`` None)."""
+
+    name: str
+    weight: float
+    attr: DrfAttr
+    # A leaf's request is its job's total request; internal nodes leave it empty.
+    request: Resource = field(default_factory=Resource)
+    saturated: bool = False
+    children: dict[str, HierarchyNode] | None = None
+
+    def clone(self) -> HierarchyNode:
+        copy = HierarchyNode(
+            self.name,
+            self.weight,
+            DrfAttr(self.attr.allocated.clone(), self.attr.share, self.attr.dominant_resource),
+            self.request.clone(),
+            self.saturated,
+        )
+        if self.children is not None:
+            copy.children = {name: child.clone() for name, child in self.children.items()}
+        return copy
+
+
+def new_root() -> HierarchyNode:
+    return HierarchyNode(ROOT, 1.0, DrfAttr(), children={})
+
+
+def resource_saturated(allocated: Resource, request: Resource, demanding: set[str]) -> bool:
+    """A job stops competing once it holds all it asked for of some resource, or when it asks
+    for a resource the cluster has handed out entirely."""
+    for name in allocated.resource_names():
+        held, wanted = allocated.get(name), request.get(name)
+        if held != 0 and wanted != 0 and held >= wanted:
+            return True
+        if name not in demanding and wanted != 0:
+            return True
+    return False
+
+
+def _level_weight(weights: list[str], level: int) -> float:
+    """The weight of one hierarchy level; missing, unparsable or below 1 means 1."""
+    try:
+        weight = float(weights[level])
+    except (IndexError, ValueError):
+        weight = 0.0
+    # `not >=` also catches NaN, which would poison every share comparison.
+    return weight if weight >= 1 else 1.0
+
+
+class DrfPlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.total_resource = Resource()
+        # Sum of every job's allocation; tells which resources are still in demand.
+        self.total_allocated = Resource()
+        self.job_attrs: dict[str, DrfAttr] = {}
+        self.hierarchy_enabled = False
+        self.root = new_root()
+
+    # ------------------------------------------------------------------ shares
+
+    def update_share(self, attr: DrfAttr) -> None:
+        attr.dominant_resource, attr.share = calculate_share(attr.allocated, self.total_resource)
+
+    def job_share(self, job_uid: str) -> float:
+        attr = self.job_attrs.get(job_uid)
+        return attr.share if attr is not None else 0.0
+
+    # ------------------------------------------------------------------ session
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.total_resource = ssn.total_resource.clone()
+        option = plugin_option(ssn, self.name)
+        self.hierarchy_enabled = option is not None and option.enabled("enableHierarchy")
+
+        for job in ssn.jobs.values():
+            # JobInfo.allocated is already the sum over Allocated/Binding/Bound/Running tasks.
+            attr = DrfAttr(job.allocated.clone())
+            self.update_share(attr)
+            self.job_attrs[job.uid] = attr
+            if self.hierarchy_enabled:
+                queue = ssn.queues.get(job.queue)
+                if queue is None:
+                    continue
+                self.total_allocated.add(attr.allocated)
+                self._add_leaf(self.root, job, attr, queue)
+        if self.hierarchy_enabled:
+            # Recomputing once after adding every leaf gives what upstream's recompute after
+            # each leaf ends with: every recompute starts over from the leaves.
+            self._recompute(self.root, self.total_allocated)
+
+        ssn.add_preemptable_fn(self.name, self.preemptable)
+        if self.hierarchy_enabled:
+            ssn.add_queue_order_fn(self.name, self.queue_order)
+            ssn.add_reclaimable_fn(self.name, self._reclaimable(ssn))
+        ssn.add_job_order_fn(self.name, self.job_order)
+        ssn.add_event_handler(
+            EventHandler(
+                allocate=self._on_event(ssn, allocate=True),
+                deallocate=self._on_event(ssn, allocate=False),
+                owner=self.name,
+            )
+        )
+
+    def on_session_close(self, ssn: Session) -> None:
+        self.total_resource = Resource()
+        self.total_allocated = Resource()
+        self.job_attrs = {}
+        self.root = new_root()
+
+    # ------------------------------------------------------------------ hooks
+
+    def job_order(self, left: JobInfo, right: JobInfo) -> int:
+        left_share, right_share = self.job_share(left.uid), self.job_share(right.uid)
+        if left_share == right_share:
+            return 0
+        return -1 if left_share < right_share else 1
+
+    def preemptable(
+        self, preemptor: TaskInfo, candidates: list[TaskInfo]
+    ) -> tuple[list[TaskInfo], int]:
+        """A candidate may go if, after losing it, its job would still have at least the share
+        the preemptor's job would have after gaining the preemptor."""
+        preemptor_attr = self.job_attrs.get(preemptor.job)
+        if preemptor_attr is None:
+            log.warning("drf: skip preemption: job %s is not in the session", preemptor.job)
+            return [], Vote.PERMIT
+        preemptor_alloc = preemptor_attr.allocated.clone().add(preemptor.resreq)
+        _, preemptor_share = calculate_share(preemptor_alloc, self.total_resource)
+
+        victims: list[TaskInfo] = []
+        remaining: dict[str, Resource] = {}
+        for candidate in candidates:
+            allocation = remaining.get(candidate.job)
+            if allocation is None:
+                attr = self.job_attrs.get(candidate.job)
+                if attr is None:
+                    log.warning(
+                        "drf: skip preemptee %s: job %s is not in the session",
+                        candidate.key,
+                        candidate.job,
+                    )
+                    continue
+                allocation = remaining[candidate.job] = attr.allocated.clone()
+            # Every candidate considered comes off its job's allocation, chosen or not (as
+            # upstream; spec §9 pitfall 25).
+            allocation.sub_without_assert(candidate.resreq)
+            _, victim_share = calculate_share(allocation, self.total_resource)
+            if preemptor_share < victim_share or abs(preemptor_share - victim_share) <= SHARE_DELTA:
+                victims.append(candidate)
+        return victims, Vote.PERMIT
+
+    def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        answer = self.compare_queues(self.root, left, right)
+        if answer < 0:
+            return -1
+        return 1 if answer > 0 else 0
+
+    def _reclaimable(
+        self, ssn: Session
+    ) -> Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], int]]:
+        def reclaimable(
+            reclaimer: TaskInfo, candidates: list[TaskInfo]
+        ) -> tuple[list[TaskInfo], int]:
+            """A candidate may go if, on a copy of the tree where the reclaimer's job holds the
+            reclaimer and the candidate's job no longer holds the candidate, the reclaimer's
+            queue would still come first."""
+            reclaimer_job = ssn.jobs.get(reclaimer.job)
+            if reclaimer_job is None:
+                log.warning("drf: skip reclaim: job %s is not in the session", reclaimer.job)
+                return [], Vote.PERMIT
+            reclaimer_queue = ssn.queues.get(reclaimer_job.queue)
+            reclaimer_attr = self.job_attrs.get(reclaimer_job.uid)
+            if reclaimer_queue is None or reclaimer_attr is None:
+                return [], Vote.PERMIT
+
+            total_allocated = self.total_allocated.clone()
+            root = self.root.clone()
+            attr = DrfAttr(reclaimer_attr.allocated.clone().add(reclaimer.resreq))
+            total_allocated.add(reclaimer.resreq)
+            self.update_share(attr)
+            self._update_leaf(root, total_allocated, reclaimer_job, attr, reclaimer_queue)
+
+            victims: list[TaskInfo] = []
+            for candidate in candidates:
+                job = ssn.jobs.get(candidate.job)
+                queue = ssn.queues.get(job.queue) if job is not None else None
+                job_attr = self.job_attrs.get(candidate.job)
+                if job is None or queue is None or job_attr is None:
+                    log.warning("drf: skip reclaimee %s: job or queue unknown", candidate.key)
+                    continue
+                total_allocated.sub_without_assert(candidate.resreq)
+                without = DrfAttr(job_attr.allocated.clone().sub_without_assert(candidate.resreq))
+                self.update_share(without)
+                self._update_leaf(root, total_allocated, job, without, queue)
+                answer = self.compare_queues(root, reclaimer_queue, queue)
+                # Put the candidate back before looking at the next one.
+                total_allocated.add(candidate.resreq)
+                without.allocated.add(candidate.resreq)
+                self.update_share(without)
+                self._update_leaf(root, total_allocated, job, without, queue)
+                if answer < 0:
+                    victims.append(candidate)
+            return victims, Vote.PERMIT
+
+        return reclaimable
+
+    def _on_event(self, ssn: Session, allocate: bool) -> Callable[[Event], None]:
+        def handle(event: Event) -> None:
+            task = event.task
+            job = ssn.jobs.get(task.job)
+            attr = self.job_attrs.get(task.job)
+            if job is None or attr is None:
+                log.warning(
+                    "drf: skip event for %s: job %s is not in the session", task.key, task.job
+                )
+                return
+            if allocate:
+                attr.allocated.add(task.resreq)
+            else:
+                attr.allocated.sub_without_assert(task.resreq)
+            self.update_share(attr)
+            if self.hierarchy_enabled:
+                queue = ssn.queues.get(job.queue)
+                if queue is not None:
+                    if allocate:
+                        self.total_allocated.add(task.resreq)
+                    else:
+                        self.total_allocated.sub_without_assert(task.resreq)
+                    self._update_leaf(self.root, self.total_allocated, job, attr, queue)
+
+        return handle
+
+    # ------------------------------------------------------------------ hierarchy
+
+    def compare_queues(self, root: HierarchyNode, left: QueueInfo, right: QueueInfo) -> float:
+        """Negative when ``left`` goes first. Walking both paths down from the root, at the
+        first level where exactly one side is saturated the other goes first; otherwise the
+        smaller weighted share does."""
+        left_node: HierarchyNode | None = root
+        right_node: HierarchyNode | None = root
+        left_path, right_path = left.hierarchy.split("/"), right.hierarchy.split("/")
+        depth = min(len(left_path), len(right_path))
+        for level in range(depth):
+            if left_node is None or right_node is None:
+                # A queue with no job in the session has no tree node; upstream dereferences
+                # nil here. Nothing below can be compared, so neither goes first.
+                return 0.0
+            if not left_node.saturated and right_node.saturated:
+                return -1.0
+            if left_node.saturated and not right_node.saturated:
+                return 1.0
+            left_weighted = left_node.attr.share / left_node.weight
+            right_weighted = right_node.attr.share / right_node.weight
+            if left_weighted != right_weighted:
+                return left_weighted - right_weighted
+            if level < depth - 1:
+                left_node = (left_node.children or {}).get(left_path[level + 1])
+                right_node = (right_node.children or {}).get(right_path[level + 1])
+        return 0.0
+
+    def _add_leaf(self, root: HierarchyNode, job: JobInfo, attr: DrfAttr, queue: QueueInfo) -> None:
+        """Create the queue's path under ``root`` where missing, then (re)place the job's leaf,
+        which shares ``attr`` so later allocations show through."""
+        node = root
+        path = queue.hierarchy.split("/")
+        weights = queue.hierarchy_weights.split("/")
+        for level in range(1, len(path)):
+            assert node.children is not None
+            child = node.children.get(path[level])
+            if child is None:
+                child = HierarchyNode(
+                    path[level], _level_weight(weights, level), DrfAttr(), children={}
+                )
+                node.children[path[level]] = child
+            node = child
+        assert node.children is not None
+        node.children[job.uid] = HierarchyNode(job.uid, 1.0, attr, job.total_request.clone())
+
+    def _update_leaf(
+        self,
+        root: HierarchyNode,
+        total_allocated: Resource,
+        job: JobInfo,
+        attr: DrfAttr,
+        queue: QueueInfo,
+    ) -> None:
+        self._add_leaf(root, job, attr, queue)
+        self._recompute(root, total_allocated)
+
+    def _recompute(self, root: HierarchyNode, total_allocated: Resource) -> None:
+        total = self.total_resource
+        demanding = {
+            name for name in total.resource_names() if total_allocated.get(name) < total.get(name)
+        }
+        self._update_node(root, demanding)
+
+    def _update_node(self, node: HierarchyNode, demanding: set[str]) -> None:
+        """Bottom-up: an internal node's allocation is its children's, each unsaturated child
+        rescaled to the smallest dominant share among them, so a level compares what its
+        subtrees would hold at equal progress rather than raw usage."""
+        if node.children is None:
+            node.saturated = resource_saturated(node.attr.allocated, node.request, demanding)
+            return
+        children = list(node.children.values())
+        smallest = 1.0
+        for child in children:
+            self._update_node(child, demanding)
+            if child.attr.share != 0 and not child.saturated:
+                smallest = min(smallest, child.attr.share)
+        allocated = Resource()
+        for child in children:
+            if child.attr.share == 0:
+                continue
+            if child.saturated:
+                allocated.add(child.attr.allocated)
+            else:
+                allocated.add(child.attr.allocated.clone().multi(smallest / child.attr.share))
+        node.attr.allocated = allocated
+        node.attr.dominant_resource, node.attr.share = calculate_share(
+            allocated, self.total_resource
+        )
+        node.saturated = all(child.saturated for child in children)
+
+
+def new(arguments: Arguments) -> DrfPlugin:
+    return DrfPlugin(arguments)

@@ -1,0 +1,185 @@
+"""gang: all-or-nothing scheduling of a job's ``minAvailable`` tasks
+(``pkg/scheduler/plugins/gang/gang.go``).
+
+Registers JobValidFn, PreemptableFn and ReclaimableFn (the same function), JobOrderFn,
+JobReadyFn, JobPipelinedFn and JobStarvingFn; on close it writes each job's ``Unschedulable``
+or ``Scheduled`` PodGroup condition.
+
+Not ported yet: the sub-job variants (SubJobOrderFn, SubJobReadyFn, SubJobPipelinedFn and the
+SubGroupPolicy checks inside the job functions), UnifiedEvictableFn (the gang-preempt and
+gang-reclaim actions), and the ``job_retry_counts`` / ``unschedule_*`` metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from volcano_py.api.job import JobInfo
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus, ValidateResult, Vote
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.session import Session
+from volcano_py.plugins._plugin_helpers import rfc3339
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME = "gang"
+
+# PodGroup condition vocabulary (volcano.sh/apis scheduling/v1beta1).
+NOT_ENOUGH_PODS_OF_TASK_REASON = "NotEnoughPodsOfTask"
+NOT_ENOUGH_PODS_REASON = "NotEnoughTasks"
+NOT_ENOUGH_RESOURCES_REASON = "NotEnoughResources"
+UNSCHEDULABLE_CONDITION = "Unschedulable"
+SCHEDULED_CONDITION = "Scheduled"
+SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
+
+
+def valid_job(job: JobInfo) -> ValidateResult | None:
+    """Can the job ever form its gang from the tasks it has (failed ones do not count)?"""
+    if not job.check_task_valid():
+        return ValidateResult(
+            False,
+            NOT_ENOUGH_PODS_OF_TASK_REASON,
+            "Not enough valid pods of each task for gang-scheduling",
+        )
+    valid = job.valid_task_num()
+    if valid < job.min_available:
+        return ValidateResult(
+            False,
+            NOT_ENOUGH_PODS_REASON,
+            f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_available}",
+        )
+    return None
+
+
+def job_order(left: JobInfo, right: JobInfo) -> int:
+    """Jobs still forming their gang go first, so a half-placed gang is finished before a
+    complete one grows."""
+    left_ready, right_ready = left.is_ready(), right.is_ready()
+    if left_ready == right_ready:
+        return 0
+    return 1 if left_ready else -1
+
+
+def job_ready(job: JobInfo) -> bool:
+    return job.check_task_ready() and job.is_ready()
+
+
+def job_pipelined(job: JobInfo) -> Vote:
+    if job.check_task_pipelined() and job.is_pipelined():
+        return Vote.PERMIT
+    return Vote.REJECT
+
+
+def job_starving(job: JobInfo) -> bool:
+    # Preemption only cares about the job-level minimum, not the per-role ones (upstream).
+    return job.is_starving()
+
+
+def skip_unschedulable_for_releasing(job: JobInfo) -> bool:
+    """An unready job whose only shortfall is tasks being released from their nodes (their
+    pods still hold the gang's slots) gets no Unschedulable condition; a job that still has
+    Pending or Pipelined tasks always does, so the waiting work stays visible."""
+    releasing_on_nodes = job.releasing_scheduled_task_num()
+    if releasing_on_nodes == 0:
+        return False
+    if job.tasks_in(TaskStatus.PENDING) or job.tasks_in(TaskStatus.PIPELINED):
+        return False
+    return job.scheduled_task_num() + releasing_on_nodes >= job.min_available
+
+
+def set_pod_group_condition(job: JobInfo, condition: dict[str, Any]) -> None:
+    """Replace the condition of the same type, or append it (``UpdatePodGroupCondition``)."""
+    if job.pod_group is None:
+        return
+    conditions = job.pod_group.conditions
+    for index, existing in enumerate(conditions):
+        if existing.get("type") == condition["type"]:
+            conditions[index] = condition
+            return
+    conditions.append(condition)
+
+
+def _schedulable_task_num(job: JobInfo) -> int:
+    """Tasks placed, counting pending ones whose placement this session was only undone
+    (their last transaction was an allocation): they are not the gang's problem."""
+    count = job.ready_task_num()
+    for task in job.tasks_in(TaskStatus.PENDING).values():
+        context = task.last_transaction or task.transaction_context()
+        if context.status in ALLOCATED_STATUSES:
+            count += 1
+    return count
+
+
+class GangPlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+
+    def on_session_open(self, ssn: Session) -> None:
+        ssn.add_job_valid_fn(self.name, valid_job)
+
+        def preemptable(
+            preemptor: TaskInfo, candidates: list[TaskInfo]
+        ) -> tuple[list[TaskInfo], int]:
+            # A victim's job must keep at least minAvailable placed tasks; count down from its
+            # ready tasks as candidates are taken.
+            victims: list[TaskInfo] = []
+            occupied: dict[str, int] = {}
+            for candidate in candidates:
+                job = ssn.jobs.get(candidate.job)
+                if job is None:
+                    log.warning(
+                        "gang: skip preemptee %s: job %s is not in the session",
+                        candidate.key,
+                        candidate.job,
+                    )
+                    continue
+                if job.uid not in occupied:
+                    occupied[job.uid] = job.ready_task_num()
+                if occupied[job.uid] > job.min_available:
+                    occupied[job.uid] -= 1
+                    victims.append(candidate)
+            return victims, Vote.PERMIT
+
+        ssn.add_reclaimable_fn(self.name, preemptable)
+        ssn.add_preemptable_fn(self.name, preemptable)
+        ssn.add_job_order_fn(self.name, job_order)
+        ssn.add_job_ready_fn(self.name, job_ready)
+        ssn.add_job_pipelined_fn(self.name, job_pipelined)
+        ssn.add_job_starving_fn(self.name, job_starving)
+
+    def on_session_close(self, ssn: Session) -> None:
+        when = rfc3339(ssn.now)
+        for job in ssn.jobs.values():
+            if not job.tasks or job.pod_group is None:
+                continue
+            if job.is_ready():
+                condition = {
+                    "type": SCHEDULED_CONDITION,
+                    "status": "True",
+                    "lastTransitionTime": when,
+                    "transitionID": ssn.uid,
+                    "reason": SCHEDULED_REASON,
+                    "message": "",
+                }
+            elif skip_unschedulable_for_releasing(job):
+                continue
+            else:
+                unready = job.min_available - _schedulable_task_num(job)
+                condition = {
+                    "type": UNSCHEDULABLE_CONDITION,
+                    "status": "True",
+                    "lastTransitionTime": when,
+                    "transitionID": ssn.uid,
+                    "reason": NOT_ENOUGH_RESOURCES_REASON,
+                    "message": f"{unready}/{len(job.tasks)} tasks in gang unschedulable:"
+                    f" {job.fit_error()}",
+                }
+            set_pod_group_condition(job, condition)
+
+
+def new(arguments: Arguments) -> GangPlugin:
+    return GangPlugin(arguments)

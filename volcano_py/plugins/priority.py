@@ -1,0 +1,85 @@
+"""priority: order and preempt by PriorityClass (``pkg/scheduler/plugins/priority/priority.go``).
+
+Registers TaskOrderFn, JobOrderFn, PreemptableFn and JobStarvingFn. It has no ReclaimableFn:
+reclaim between queues is about fairness, not priority.
+
+Not ported yet: SubJobOrderFn and UnifiedEvictableFn (sub-jobs, gang-preempt/reclaim).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from volcano_py.api.job import JobInfo
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import Vote
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.session import Session
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME = "priority"
+
+
+def task_order(left: TaskInfo, right: TaskInfo) -> int:
+    if left.priority == right.priority:
+        return 0
+    return -1 if left.priority > right.priority else 1
+
+
+def job_order(left: JobInfo, right: JobInfo) -> int:
+    if left.priority == right.priority:
+        return 0
+    return -1 if left.priority > right.priority else 1
+
+
+def job_starving(job: JobInfo) -> bool:
+    """Any task not yet placed (or waiting for a placement) makes the job want more."""
+    return job.ready_task_num() + job.waiting_task_num() < len(job.tasks)
+
+
+class PriorityPlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+
+    def on_session_open(self, ssn: Session) -> None:
+        def preemptable(
+            preemptor: TaskInfo, candidates: list[TaskInfo]
+        ) -> tuple[list[TaskInfo], int]:
+            preemptor_job = ssn.jobs.get(preemptor.job)
+            if preemptor_job is None:
+                log.warning(
+                    "priority: skip preemption: job %s is not in the session", preemptor.job
+                )
+                return [], Vote.PERMIT
+            victims: list[TaskInfo] = []
+            for candidate in candidates:
+                candidate_job = ssn.jobs.get(candidate.job)
+                if candidate_job is None:
+                    log.warning(
+                        "priority: skip preemptee %s: job %s is not in the session",
+                        candidate.key,
+                        candidate.job,
+                    )
+                    continue
+                # Between jobs the job priority decides; inside one job, the task priority.
+                if candidate_job.uid != preemptor_job.uid:
+                    if candidate_job.priority < preemptor_job.priority:
+                        victims.append(candidate)
+                elif candidate.priority < preemptor.priority:
+                    victims.append(candidate)
+            return victims, Vote.PERMIT
+
+        ssn.add_task_order_fn(self.name, task_order)
+        ssn.add_job_order_fn(self.name, job_order)
+        ssn.add_preemptable_fn(self.name, preemptable)
+        ssn.add_job_starving_fn(self.name, job_starving)
+
+    def on_session_close(self, ssn: Session) -> None:
+        return None
+
+
+def new(arguments: Arguments) -> PriorityPlugin:
+    return PriorityPlugin(arguments)

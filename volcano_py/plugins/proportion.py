@@ -1,0 +1,413 @@
+"""proportion: weighted max-min fair shares between queues
+(``pkg/scheduler/plugins/proportion/proportion.go``).
+
+At session open every queue that has a job in the session gets a ``deserved`` amount by
+water-filling: the cluster is handed out by weight, each queue capped by its real capability
+and by what it asks for and raised to its guarantee, and what a capped queue leaves is handed
+out again until nothing moves (spec §4.5).
+
+Registers QueueOrderFn, ReclaimableFn, OverusedFn, AllocatableFn, PreemptiveFn,
+JobEnqueueableFn, JobEnqueuedFn and allocation event handlers.
+
+For the simulator and status output, ``ProportionPlugin.queue_attributes`` maps each such queue
+name to its ``QueueAttributes`` (deserved, allocated, request, inqueue, elastic, capability,
+real capability, guarantee, share); ``deserved(name)`` and ``summary()`` read it. They stay
+readable after ``close_session``.
+
+Not ported yet: PrePredicateFn / SimulateAllocatableFn / SimulateAddTaskFn /
+SimulateRemoveTaskFn (the framework has no CycleState simulation yet) and the queue metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.resource import (
+    MAX_FLOAT,
+    DimensionDefault,
+    Resource,
+    exceeded_part,
+)
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus, Vote
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.event import Event, EventHandler
+from volcano_py.framework.hooks import VoteFn
+from volcano_py.framework.session import Session
+from volcano_py.plugins._plugin_helpers import (
+    allocated_task_count,
+    format_resource_names,
+    inqueue_resource,
+    max_resource,
+    same_amounts,
+    share,
+)
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME = "proportion"
+
+
+@dataclass(slots=True)
+class QueueAttributes:
+    name: str
+    weight: int
+    # Spec capability with cpu/memory <= 0 read as unlimited; empty when the queue sets none.
+    capability: Resource = field(default_factory=Resource)
+    # min(cluster - all guarantees + own guarantee, capability): the most the queue may hold.
+    real_capability: Resource = field(default_factory=Resource)
+    guarantee: Resource = field(default_factory=Resource)
+    deserved: Resource = field(default_factory=Resource)
+    allocated: Resource = field(default_factory=Resource)
+    # allocated plus what pending tasks ask for.
+    request: Resource = field(default_factory=Resource)
+    # minResources still reserved by admitted jobs that are not fully placed.
+    inqueue: Resource = field(default_factory=Resource)
+    # What jobs hold beyond their minResources (reclaimable without breaking a gang).
+    elastic: Resource = field(default_factory=Resource)
+    share: float = 0.0
+
+    def update_share(self) -> None:
+        """The largest fraction of ``deserved`` the queue holds in any dimension."""
+        highest = 0.0
+        for name in self.deserved.resource_names():
+            highest = max(highest, share(self.allocated.get(name), self.deserved.get(name)))
+        self.share = highest
+
+    def clone(self) -> QueueAttributes:
+        return QueueAttributes(
+            self.name,
+            self.weight,
+            self.capability.clone(),
+            self.real_capability.clone(),
+            self.guarantee.clone(),
+            self.deserved.clone(),
+            self.allocated.clone(),
+            self.request.clone(),
+            self.inqueue.clone(),
+            self.elastic.clone(),
+            self.share,
+        )
+
+
+def compute_deserved(total: Resource, queues: Iterable[QueueAttributes]) -> None:
+    """Water-fill ``total`` over ``queues``, setting each one's ``deserved`` and ``share``.
+
+    Within a round every queue takes its weight's part of the same ``remaining``, so the order
+    of queues does not matter. A queue leaves the game when its request is covered or when its
+    caps stop it from growing; the round's net change comes off ``remaining``. The loop ends
+    when no weight is left, nothing remains (pods aside), or a round moved nothing.
+    """
+    attributes = list(queues)
+    remaining = total.clone()
+    met: set[str] = set()
+    while True:
+        total_weight = sum(attr.weight for attr in attributes if attr.name not in met)
+        if total_weight == 0:
+            break
+        before = remaining.clone()
+        increased, decreased = Resource(), Resource()
+        for attr in attributes:
+            if attr.name in met:
+                continue
+            old = attr.deserved.clone()
+            attr.deserved.add(remaining.clone().multi(attr.weight / total_weight))
+            # A dimension the capability does not name is not limited by it; one the request
+            # does not name is not wanted at all.
+            attr.deserved.min_dimension_resource(attr.real_capability, DimensionDefault.INFINITY)
+            attr.deserved.min_dimension_resource(attr.request, DimensionDefault.ZERO)
+            attr.deserved = max_resource(attr.deserved, attr.guarantee)
+            attr.update_share()
+            if attr.request.less_equal(attr.deserved, DimensionDefault.ZERO) or same_amounts(
+                attr.deserved, old
+            ):
+                met.add(attr.name)
+            up, down = attr.deserved.diff(old, DimensionDefault.ZERO)
+            increased.add(up)
+            decreased.add(down)
+            log.debug(
+                "proportion: queue %s deserved <%s> realCapability <%s> allocated <%s>"
+                " request <%s> share %.2f",
+                attr.name,
+                attr.deserved,
+                attr.real_capability,
+                attr.allocated,
+                attr.request,
+                attr.share,
+            )
+        remaining = exceeded_part(remaining.clone().add(decreased), increased)
+        if remaining.is_empty() or same_amounts(remaining, before):
+            break
+
+
+def _reserves_quota(job: JobInfo) -> bool:
+    """Does an admitted job still hold room in its queue for the rest of its minResources?
+
+    An Inqueue job does (tasks already Allocated/Binding are deducted: they are counted in
+    ``allocated`` while the PodGroup is still Inqueue). A Running one too, once its gang is
+    placed: a Spark job whose driver finished keeps its PodGroup Running, and without the
+    minMember check its allocation would be reserved again."""
+    pod_group = job.pod_group
+    if pod_group is None or pod_group.min_resources is None:
+        return False
+    if pod_group.phase == PG_INQUEUE:
+        return True
+    return pod_group.phase == PG_RUNNING and allocated_task_count(job) >= pod_group.min_member
+
+
+class ProportionPlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.total_resource = Resource()
+        self.total_guarantee = Resource()
+        self.queue_attributes: dict[str, QueueAttributes] = {}
+
+    # ------------------------------------------------------------------ public reads
+
+    def deserved(self, queue: str) -> Resource | None:
+        """The deserved amount computed for ``queue`` (None: it had no job in the session)."""
+        attr = self.queue_attributes.get(queue)
+        return attr.deserved if attr is not None else None
+
+    def summary(self) -> dict[str, dict[str, object]]:
+        """Per queue, the computed amounts as Kubernetes quantity strings, for display."""
+        return {
+            name: {
+                "weight": attr.weight,
+                "deserved": attr.deserved.to_list(),
+                "allocated": attr.allocated.to_list(),
+                "request": attr.request.to_list(),
+                "inqueue": attr.inqueue.to_list(),
+                "elastic": attr.elastic.to_list(),
+                "realCapability": attr.real_capability.to_list(),
+                "guarantee": attr.guarantee.to_list(),
+                "share": attr.share,
+            }
+            for name, attr in self.queue_attributes.items()
+        }
+
+    # ------------------------------------------------------------------ session
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.total_resource = ssn.total_resource.clone()
+        self.total_guarantee = Resource()
+        for spec in ssn.queues.values():
+            if spec.guarantee is not None:
+                self.total_guarantee.add(spec.guarantee)
+        self.queue_attributes = {}
+        for job in ssn.jobs.values():
+            attr = self.queue_attributes.get(job.queue)
+            if attr is None:
+                queue = ssn.queues.get(job.queue)
+                if queue is None:
+                    continue
+                attr = self.queue_attributes[job.queue] = self._new_attributes(queue)
+            self._account_job(attr, job)
+
+        compute_deserved(self.total_resource, self.queue_attributes.values())
+
+        ssn.add_queue_order_fn(self.name, self.queue_order)
+        ssn.add_reclaimable_fn(self.name, self._reclaimable(ssn))
+        ssn.add_overused_fn(self.name, self.overused)
+        ssn.add_allocatable_fn(self.name, self.allocatable)
+        ssn.add_preemptive_fn(self.name, self.queue_allocatable)
+        ssn.add_job_enqueueable_fn(self.name, self._job_enqueueable(ssn))
+        ssn.add_job_enqueued_fn(self.name, self.job_enqueued)
+        ssn.add_event_handler(
+            EventHandler(
+                allocate=self._on_event(ssn, allocate=True),
+                deallocate=self._on_event(ssn, allocate=False),
+                owner=self.name,
+            )
+        )
+
+    def on_session_close(self, ssn: Session) -> None:
+        # queue_attributes stays: the simulator prints deserved after the session closed, and
+        # the plugin instance is dropped with its session anyway.
+        return None
+
+    def _new_attributes(self, queue: QueueInfo) -> QueueAttributes:
+        attr = QueueAttributes(queue.name, queue.weight)
+        if queue.guarantee is not None:
+            attr.guarantee = queue.guarantee.clone()
+        real_capability = exceeded_part(self.total_resource, self.total_guarantee).add(
+            attr.guarantee
+        )
+        if queue.capability is not None:
+            capability = queue.capability.clone()
+            # A capability that names no cpu (or memory) does not limit it.
+            if capability.milli_cpu <= 0:
+                capability.milli_cpu = MAX_FLOAT
+            if capability.memory <= 0:
+                capability.memory = MAX_FLOAT
+            attr.capability = capability
+            real_capability.min_dimension_resource(capability, DimensionDefault.INFINITY)
+        attr.real_capability = real_capability
+        return attr
+
+    @staticmethod
+    def _account_job(attr: QueueAttributes, job: JobInfo) -> None:
+        for status, tasks in job.task_status_index.items():
+            if status in ALLOCATED_STATUSES:
+                for task in tasks.values():
+                    attr.allocated.add(task.resreq)
+                    attr.request.add(task.resreq)
+            elif status is TaskStatus.PENDING:
+                for task in tasks.values():
+                    attr.request.add(task.resreq)
+
+        if _reserves_quota(job):
+            reserved = inqueue_resource(job, job.allocated)
+            attr.inqueue.add(job.deduct_sch_gated_resources(reserved))
+        attr.elastic.add(job.elastic_resources())
+
+    # ------------------------------------------------------------------ hooks
+
+    def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        if left.priority != right.priority:
+            return right.priority - left.priority
+        left_attr = self.queue_attributes.get(left.name)
+        right_attr = self.queue_attributes.get(right.name)
+        left_share = left_attr.share if left_attr is not None else 0.0
+        right_share = right_attr.share if right_attr is not None else 0.0
+        if left_share == right_share:
+            return 0
+        return -1 if left_share < right_share else 1
+
+    def _reclaimable(
+        self, ssn: Session
+    ) -> Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], int]]:
+        def reclaimable(
+            _reclaimer: TaskInfo, candidates: list[TaskInfo]
+        ) -> tuple[list[TaskInfo], int]:
+            """Take from a queue only while it holds more than it deserves."""
+            victims: list[TaskInfo] = []
+            remaining: dict[str, Resource] = {}
+            for candidate in candidates:
+                job = ssn.jobs.get(candidate.job)
+                attr = self.queue_attributes.get(job.queue) if job is not None else None
+                if job is None or attr is None:
+                    log.warning(
+                        "proportion: skip reclaimee %s: job or queue unknown", candidate.key
+                    )
+                    continue
+                allocated = remaining.get(job.queue)
+                if allocated is None:
+                    allocated = remaining[job.queue] = attr.allocated.clone()
+                if not allocated.less_equal(attr.deserved, DimensionDefault.ZERO):
+                    allocated.sub_without_assert(candidate.resreq)
+                    victims.append(candidate)
+            return victims, Vote.PERMIT
+
+        return reclaimable
+
+    def overused(self, queue: QueueInfo) -> bool:
+        attr = self.queue_attributes.get(queue.name)
+        if attr is None:
+            return False
+        overused = attr.deserved.less_equal(attr.allocated, DimensionDefault.ZERO)
+        if overused:
+            log.info(
+                "proportion: queue %s is overused: deserved <%s>, allocated <%s>, share %s",
+                queue.name,
+                attr.deserved,
+                attr.allocated,
+                attr.share,
+            )
+        return overused
+
+    def queue_allocatable(self, queue: QueueInfo, candidates: list[TaskInfo]) -> bool:
+        """Would the queue stay within ``deserved`` in every dimension the candidates ask for?"""
+        if not queue.is_open:
+            log.info("proportion: queue %s is %s, not Open: no allocation", queue.name, queue.state)
+            return False
+        attr = self.queue_attributes.get(queue.name)
+        if attr is None:
+            return True
+        requested = Resource()
+        for task in candidates:
+            requested.add(task.resreq)
+        future = attr.allocated.clone().add(requested)
+        fits, _ = future.less_equal_with_dimension_and_resources_name(attr.deserved, requested)
+        if not fits:
+            log.info(
+                "proportion: queue %s: deserved <%s>, allocated <%s>; candidates request <%s>",
+                queue.name,
+                attr.deserved,
+                attr.allocated,
+                requested,
+            )
+        return fits
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        return self.queue_allocatable(queue, [task])
+
+    def _job_enqueueable(self, ssn: Session) -> VoteFn:
+        def enqueueable(job: JobInfo) -> Vote:
+            queue = ssn.queues.get(job.queue)
+            if queue is None or not queue.is_open:
+                log.info(
+                    "proportion: queue %s is not Open: job %s stays pending", job.queue, job.uid
+                )
+                return Vote.REJECT
+            attr = self.queue_attributes.get(job.queue)
+            if attr is None or job.pod_group is None or job.pod_group.min_resources is None:
+                return Vote.PERMIT
+            minimum = job.min_resources()
+            # What the queue would hold with this job admitted; elastic parts of running jobs
+            # can be reclaimed, so they do not count against it.
+            wanted = (
+                minimum.clone()
+                .add(attr.allocated)
+                .add(attr.inqueue)
+                .sub_without_assert(attr.elastic)
+            )
+            fits, names = wanted.less_equal_with_dimension_and_resources_name(
+                attr.real_capability, minimum
+            )
+            if fits:
+                return Vote.PERMIT
+            ssn.record_job_event(
+                job,
+                "Normal",
+                "Unschedulable",
+                format_resource_names("queue resource quota insufficient", "insufficient", names),
+            )
+            return Vote.REJECT
+
+        return enqueueable
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        if job.pod_group is None or job.pod_group.min_resources is None:
+            return
+        attr = self.queue_attributes.get(job.queue)
+        if attr is None:
+            return
+        # Gated tasks will not be created soon; reserving for them would block other jobs.
+        attr.inqueue.add(job.deduct_sch_gated_resources(job.min_resources()))
+
+    def _on_event(self, ssn: Session, allocate: bool) -> Callable[[Event], None]:
+        def handle(event: Event) -> None:
+            task = event.task
+            job = ssn.jobs.get(task.job)
+            attr = self.queue_attributes.get(job.queue) if job is not None else None
+            if attr is None:
+                log.warning("proportion: skip event for %s: job or queue unknown", task.key)
+                return
+            if allocate:
+                attr.allocated.add(task.resreq)
+            else:
+                attr.allocated.sub_without_assert(task.resreq)
+            attr.update_share()
+
+        return handle
+
+
+def new(arguments: Arguments) -> ProportionPlugin:
+    return ProportionPlugin(arguments)
