@@ -43,6 +43,9 @@ lint: setup
 crds: setup
 	$(BIN)/python -m volcano_py.models.crdgen crds
 
+crds-check: setup
+	$(BIN)/python -m volcano_py.models.crdgen crds --check
+
 bench: setup
 	$(BIN)/python -m bench
 

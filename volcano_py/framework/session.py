@@ -640,3 +640,39 @@ def close_session(ssn: Session) -> None:
         if job.pod_group is not None:
             _update_job_status(ssn, job)
     _update_queue_status(ssn)
+
+
+def victims_queue(ssn: Session, victims: list[TaskInfo], preemptor: TaskInfo) -> Any:
+    """Victims ordered most-evictable first (``BuildVictimsPriorityQueue``): within a job the
+    reverse task order; across jobs of one queue the job that would be scheduled last; across
+    queues the victim-queue order; a task whose job vanished goes first."""
+    from volcano_py.framework.priority_queue import PriorityQueue
+
+    def job_then_task(
+        left_job: JobInfo, right_job: JobInfo, left: TaskInfo, right: TaskInfo
+    ) -> bool:
+        compared = ssn.job_compare(left_job, right_job)
+        if compared != 0:
+            return compared > 0
+        return not ssn.task_order_fn(left, right)
+
+    def before(left: TaskInfo, right: TaskInfo) -> bool:
+        if left.job == right.job:
+            return not ssn.task_order_fn(left, right)
+        left_job, right_job = ssn.jobs.get(left.job), ssn.jobs.get(right.job)
+        if left_job is None or right_job is None:
+            if left_job is None and right_job is None:
+                return not ssn.task_order_fn(left, right)
+            return left_job is None
+        preemptor_job = ssn.jobs.get(preemptor.job)
+        if preemptor_job is None:
+            return job_then_task(left_job, right_job, left, right)
+        if left_job.queue != right_job.queue:
+            return ssn.victim_queue_order_fn(
+                ssn.queues[left_job.queue],
+                ssn.queues[right_job.queue],
+                ssn.queues[preemptor_job.queue],
+            )
+        return job_then_task(left_job, right_job, left, right)
+
+    return PriorityQueue(before, victims)

@@ -1,0 +1,37 @@
+"""What preempt and reclaim share: which nodes a starving task may take room on, and whether
+the victims a node offers could make room at all."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.resource import DimensionDefault
+from volcano_py.api.task import TaskInfo
+from volcano_py.framework.node_selection import PredicateHelper
+from volcano_py.framework.session import Session
+
+
+def preemption_candidate_nodes(
+    ssn: Session, task: TaskInfo, helper: PredicateHelper
+) -> list[NodeInfo]:
+    """Nodes the task could run on if room were made: all nodes except those allocate found
+    unresolvable for it, filtered by the predicates with only unresolvable reasons rejecting
+    (lack of resources is what eviction fixes), in node-list order."""
+    skipped: set[str] = set()
+    job = ssn.jobs.get(task.job)
+    if job is not None and task.uid in job.nodes_fit_errors:
+        skipped = job.nodes_fit_errors[task.uid].unresolvable_nodes()
+    rows = np.fromiter(
+        (node.row for node in ssn.node_list if node.name not in skipped), dtype=np.intp
+    )
+    found, _ = helper.predicate_nodes(task, rows, check_resources=False, for_preempt=True)
+    return found
+
+
+def victims_can_make_room(task: TaskInfo, node: NodeInfo, victims: list[TaskInfo]) -> bool:
+    """``ValidateVictims``: future idle plus every victim's request covers the task."""
+    future = node.future_idle()
+    for victim in victims:
+        future.add(victim.resreq)
+    return task.init_resreq.less_equal(future, DimensionDefault.ZERO)
