@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import logging
 import math
+import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Final
+from typing import Any, Final
 
 from volcano_py.api.quantity import (
     QuantityError,
@@ -36,6 +38,9 @@ from volcano_py.api.quantity import (
 log = logging.getLogger(__name__)
 
 MIN_RESOURCE: Final = 0.1
+# Go's math.MaxFloat64 and float64(math.MaxInt64): what upstream's "infinite" amounts hold.
+MAX_FLOAT: Final = sys.float_info.max
+MAX_INT_AS_FLOAT: Final = float(2**63 - 1)
 CPU: Final = "cpu"
 MEMORY: Final = "memory"
 PODS: Final = "pods"
@@ -57,19 +62,45 @@ class ResourceUnderflowError(ValueError):
     """``Resource.sub`` would make a dimension negative (upstream asserts and panics)."""
 
 
+_DNS1123_LABEL: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_RE: Final = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
+_QUALIFIED_NAME_RE: Final = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+def _is_qualified_name(value: str) -> bool:
+    """apimachinery's ``validation.IsQualifiedName``: ``[prefix/]name``, the prefix a DNS-1123
+    subdomain of at most 253 characters, the name at most 63 alphanumerics, ``-``, ``_``, ``.``."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return False
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+            return False
+    name = parts[-1]
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME_RE.fullmatch(name) is not None
+
+
 def is_scalar_resource_name(name: str) -> bool:
-    """Kubernetes' ``IsScalarResourceName``: extended, hugepages, prefixed native and
-    attachable-volume resources. Unprefixed names other than these (``requests.cpu``,
-    ``limits.memory``, typos) are not resources the scheduler accounts."""
+    """Kubernetes' ``IsScalarResourceName``: extended (a qualified ``domain/name`` outside
+    ``kubernetes.io``), hugepages, prefixed native (``*kubernetes.io/*``) and attachable-volume
+    resources. Other names (``requests.cpu``, ``limits.memory``, ``a/b/c``, typos) are not
+    resources the scheduler accounts."""
     if name.startswith(("hugepages-", "attachable-volumes-")):
         return True
     if "kubernetes.io/" in name:
         return True
-    return "/" in name and not name.startswith("requests.")
+    if "/" not in name or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)
 
 
 def _less_equal(left: float, right: float) -> bool:
     return left < right or abs(left - right) < MIN_RESOURCE
+
+
+def _equal(left: float, right: float) -> bool:
+    return left == right or abs(left - right) < MIN_RESOURCE
 
 
 @dataclass(slots=True)
@@ -88,7 +119,9 @@ class Resource:
 
     @classmethod
     def infinite(cls) -> Resource:
-        return cls(milli_cpu=math.inf, memory=math.inf, max_task_num=2**63 - 1)
+        """Upstream's ``InfiniteResource``: cpu and memory at ``math.MaxFloat64`` (not ``inf``:
+        ``MaxFloat64 - MaxFloat64`` is 0 and compares equal to itself, ``inf - inf`` is NaN)."""
+        return cls(milli_cpu=MAX_FLOAT, memory=MAX_FLOAT, max_task_num=2**63 - 1)
 
     @classmethod
     def from_list(cls, resource_list: Mapping[str, str | int | float] | None) -> Resource:
@@ -166,7 +199,10 @@ class Resource:
         )
 
     def is_zero(self, name: str) -> bool:
-        if name not in (CPU, MEMORY) and self.scalar_resources and name not in self.scalar_resources:
+        """The dimension is below ``MIN_RESOURCE``. A scalar the resource does not hold while it
+        holds others raises ``KeyError`` (upstream asserts); with no scalars at all it is zero."""
+        known = name in (CPU, MEMORY) or name in self.scalar_resources
+        if not known and self.scalar_resources:
             raise KeyError(f"unknown resource {name}")
         return self.get(name) < MIN_RESOURCE
 
@@ -309,8 +345,9 @@ class Resource:
 
     def less_equal(self, other: Resource, default: DimensionDefault) -> bool:
         """Every dimension at most ``other`` (within ``MIN_RESOURCE``): "does it fit"."""
-        if not (_less_equal(self.milli_cpu, other.milli_cpu)
-                and _less_equal(self.memory, other.memory)):
+        if not (
+            _less_equal(self.milli_cpu, other.milli_cpu) and _less_equal(self.memory, other.memory)
+        ):
             return False
         infinite = default is DimensionDefault.INFINITY
         if infinite and any(n not in self.scalar_resources for n in other.scalar_resources):
@@ -428,17 +465,24 @@ class Resource:
         )
 
     def equal(self, other: Resource, default: DimensionDefault) -> bool:
-        """Every dimension equal within ``MIN_RESOURCE``, on both sides' dimensions."""
-        left, right = self._with_defaults(other, default)
-        if abs(left.milli_cpu - right.milli_cpu) >= MIN_RESOURCE:
+        """Every dimension equal within ``MIN_RESOURCE``, over *both* sides' dimensions (seed 004:
+        "l equals r and r equals l"). A scalar only one side defines is 0 there under ZERO; under
+        INFINITY it is unbounded there, so never equal to the other side's finite amount.
+
+        Upstream's ``Equal`` only walks ``self``'s scalars (``{cpu 1} == {cpu 1, gpu 1}`` but not
+        the reverse) and ignores ``default``; no scheduling decision calls it."""
+        if not (_equal(self.milli_cpu, other.milli_cpu) and _equal(self.memory, other.memory)):
             return False
-        if abs(left.memory - right.memory) >= MIN_RESOURCE:
-            return False
-        return all(
-            left_value == right.scalar_resources[name]
-            or abs(left_value - right.scalar_resources[name]) < MIN_RESOURCE
-            for name, left_value in left.scalar_resources.items()
-        )
+        for name in self.scalar_resources.keys() | other.scalar_resources.keys():
+            left = self.scalar_resources.get(name)
+            right = other.scalar_resources.get(name)
+            if left is None or right is None:
+                if default is DimensionDefault.INFINITY:
+                    return False
+                left, right = left or 0.0, right or 0.0
+            if not _equal(left, right):
+                return False
+        return True
 
     def greater(self, other: Resource, default: DimensionDefault) -> bool:
         """Every dimension strictly above ``other``: not ``less_equal_partly``."""
@@ -480,6 +524,29 @@ class Resource:
             if quantity > 0 and _less_equal(self.get(name), other.get(name)):
                 names.append(name)
         return bool(names), names
+
+    def less_equal_partly_with_dimension_zero_filtered(
+        self, other: Resource, request: Resource | None
+    ) -> tuple[bool, list[str]]:
+        """``less_equal_partly_with_dimension`` over the requested dimensions that ``self`` or
+        ``other`` holds (at least ``MIN_RESOURCE`` on one side): preemption ignores dimensions
+        neither side uses."""
+        if request is None:
+            return False, []
+
+        def used(name: str) -> bool:
+            return not (self.get(name) < MIN_RESOURCE and other.get(name) < MIN_RESOURCE)
+
+        filtered = Resource(
+            milli_cpu=request.milli_cpu if request.milli_cpu > 0 and used(CPU) else 0.0,
+            memory=request.memory if request.memory > 0 and used(MEMORY) else 0.0,
+            scalar_resources={
+                name: quantity
+                for name, quantity in request.scalar_resources.items()
+                if quantity > 0 and used(name)
+            },
+        )
+        return self.less_equal_partly_with_dimension(other, filtered)
 
     def greater_partly_with_dimension(
         self, other: Resource | None, request: Resource | None
@@ -523,7 +590,11 @@ class Resource:
 
     def __str__(self) -> str:
         def show(value: float) -> str:
-            return "maxFloat" if math.isinf(value) else f"{value:0.2f}"
+            if value == MAX_FLOAT or math.isinf(value):
+                return "maxFloat"
+            if value == MAX_INT_AS_FLOAT:
+                return "maxInt"
+            return f"{value:0.2f}"
 
         parts = [f"cpu {show(self.milli_cpu)}", f"memory {show(self.memory)}"]
         parts.extend(f"{n} {show(self.scalar_resources[n])}" for n in sorted(self.scalar_resources))
@@ -545,6 +616,18 @@ def exceeded_part(left: Resource | None, right: Resource | None) -> Resource:
     return left.diff(right, DimensionDefault.ZERO)[0]
 
 
+def intersection(left: Resource, right: Resource) -> list[str]:
+    """The dimensions both resources hold at least ``MIN_RESOURCE`` of (``Intersection``), in
+    ``right``'s ``resource_names`` order."""
+    names = set(left.resource_names())
+    return [name for name in right.resource_names() if name in names]
+
+
+def intersection_with_ignored_scalar_resources(left: Resource, right: Resource) -> list[str]:
+    """``intersection`` without ``pods`` (``IntersectionWithIgnoredScalarResources``)."""
+    return [n for n in intersection(left, right) if n not in IGNORED_SCALAR_RESOURCES]
+
+
 def sum_resources(resources: Iterable[Resource]) -> Resource:
     total = Resource()
     for resource in resources:
@@ -557,46 +640,84 @@ def _is_pod_level_resource(name: str) -> bool:
     return name in (CPU, MEMORY) or name.startswith("hugepages-")
 
 
-def _container_requests(container: Mapping[str, object]) -> Resource:
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _spec_requests(container: Mapping[str, Any]) -> dict[str, Any]:
     """A container's requests; a resource with a limit but no request counts at its limit, as
-    the API server's defaulting would have written it."""
-    resources = container.get("resources") or {}
-    assert isinstance(resources, Mapping)
-    requests = dict(resources.get("requests") or {})
-    for name, limit in (resources.get("limits") or {}).items():
+    the API server's defaulting (``SetDefaults_Pod``) would have written it."""
+    resources = _mapping(container.get("resources"))
+    requests = dict(_mapping(resources.get("requests")))
+    for name, limit in _mapping(resources.get("limits")).items():
         requests.setdefault(name, limit)
-    return Resource.from_list(requests)
+    return requests
 
 
-def pod_request(pod: Mapping[str, object]) -> Resource:
-    """What a pod (a plain Kubernetes dict) asks of a node, as Kubernetes and Volcano count it.
+def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
+    """``IsPodResizeInfeasible``: the first ``PodResizePending`` condition says ``Infeasible``."""
+    for condition in _mapping(pod.get("status")).get("conditions") or []:
+        if _mapping(condition).get("type") == "PodResizePending":
+            return bool(condition.get("reason") == "Infeasible")
+    return False
+
+
+def _container_request(
+    pod: Mapping[str, Any], container: Mapping[str, Any], statuses: Mapping[str, Any]
+) -> Resource:
+    """What one container holds on its node. With a status reporting its resources (in-place
+    resize, InPlacePodVerticalScaling), the largest of spec, reported and allocated requests,
+    or, when the resize is infeasible, of reported and allocated only (``determineContainerReqs``).
+    """
+    status = _mapping(statuses.get(str(container.get("name", ""))))
+    reported = status.get("resources")
+    if not isinstance(reported, Mapping):
+        return Resource.from_list(_spec_requests(container))
+    result = Resource.from_list(_mapping(reported.get("requests")))
+    result.set_max_resource(Resource.from_list(_mapping(status.get("allocatedResources"))))
+    if not _resize_infeasible(pod):
+        result.set_max_resource(Resource.from_list(_spec_requests(container)))
+    return result
+
+
+def _statuses_by_name(pod: Mapping[str, Any], key: str) -> dict[str, Any]:
+    statuses = _mapping(pod.get("status")).get(key) or []
+    return {str(s.get("name", "")): s for s in statuses if isinstance(s, Mapping)}
+
+
+def pod_request(pod: Mapping[str, Any]) -> Resource:
+    """What a pod (a plain Kubernetes dict) asks of a node, as Kubernetes and Volcano count it
+    (``GetPodResourceRequest``).
 
     ``max(sum of the containers, max over init containers)``, where a restartable init container
     (a sidecar, ``restartPolicy: Always``) keeps running: it adds to the containers' sum and to
-    every later init container. Then pod-level ``spec.resources.requests`` override cpu, memory
-    and hugepages, ``spec.overhead`` is added, and ``pods: 1``.
+    every later init container. Then ``pods: 1``, pod-level ``spec.resources.requests`` override
+    cpu, memory and hugepages, and ``spec.overhead`` is added. Containers (and sidecars) whose
+    status reports resources count as in-place resize leaves them (``_container_request``).
     """
-    spec = pod.get("spec") or {}
-    assert isinstance(spec, Mapping)
+    spec = _mapping(pod.get("spec"))
     result = Resource()
+    container_statuses = _statuses_by_name(pod, "containerStatuses")
     for container in spec.get("containers") or []:
-        result.add(_container_requests(container))
+        result.add(_container_request(pod, _mapping(container), container_statuses))
 
+    init_statuses = _statuses_by_name(pod, "initContainerStatuses")
     sidecars = Resource()
     init_max = Resource()
-    for container in spec.get("initContainers") or []:
-        request = _container_requests(container)
+    for raw in spec.get("initContainers") or []:
+        container = _mapping(raw)
         if container.get("restartPolicy") == "Always":
+            request = _container_request(pod, container, init_statuses)
             result.add(request)
             sidecars.add(request)
             running = sidecars.clone()
         else:
-            running = request.clone().add(sidecars)
+            running = Resource.from_list(_spec_requests(container)).add(sidecars)
         init_max.set_max_resource(running)
     result.set_max_resource(init_max)
     result.add_scalar(PODS, 1.0)
 
-    pod_level = (spec.get("resources") or {}).get("requests") or {}
+    pod_level = _mapping(_mapping(spec.get("resources")).get("requests"))
     if pod_level:
         level = Resource.from_list(pod_level)
         for name in pod_level:
@@ -609,7 +730,7 @@ def pod_request(pod: Mapping[str, object]) -> Resource:
             else:
                 result.scalar_resources[name] = level.scalar_resources.get(name, 0.0)
 
-    overhead = spec.get("overhead")
+    overhead = _mapping(spec.get("overhead"))
     if overhead:
         result.add(Resource.from_list(overhead))
     return result
