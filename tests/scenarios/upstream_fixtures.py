@@ -79,7 +79,7 @@ def case_param(case: Case, *marks: Any) -> Any:
     """``pytest.param`` with the case name as id."""
     flat: list[Any] = []
     for mark in marks:
-        flat.extend(mark if isinstance(mark, list) else [mark])
+        flat.extend(mark if isinstance(mark, (list, tuple)) else [mark])
     return pytest.param(case, id=case.name, marks=flat)
 
 
