@@ -167,7 +167,10 @@ TEST_PREEMPT = [
     ),
     # case about #3161
     _case(
-        "preempt low priority job in same queue: allocatable and has enough resource, don't preempt",
+        (
+            "preempt low priority job in same queue: allocatable and has enough resource, "
+            "don't preempt"
+        ),
         pod_groups=[
             build_pod_group(
                 "pg1", "c1", "q1", 1, {}, "Inqueue", priority_class_name="low-priority"
@@ -188,7 +191,10 @@ TEST_PREEMPT = [
     ),
     # case about issue #2232
     _case(
-        "preempt low priority job in same queue but not pod with preemptable=false or higher priority",
+        (
+            "preempt low priority job in same queue but not pod with preemptable=false "
+            "or higher priority"
+        ),
         pod_groups=[
             build_pod_group(
                 "pg1", "c1", "q1", 1, {}, "Inqueue", priority_class_name="low-priority"
@@ -349,7 +355,10 @@ TEST_PREEMPT = [
     # Regression test for the preemptorTasks overwrite issue in multi-queue preemption: pg3's
     # preemptor tasks (q2) must not be drained by the intra-job pass of q1.
     _case(
-        "multi-queue: preemptorTasks must not be overwritten by intra-job preemption of another queue",
+        (
+            "multi-queue: preemptorTasks must not be overwritten by intra-job preemption "
+            "of another queue"
+        ),
         pod_groups=[
             build_pod_group("pg1", "c1", "q1", 1, {"": 1}, "Inqueue"),
             build_pod_group(
@@ -455,8 +464,11 @@ TOPOLOGY_AWARE_CASES = [
     "preempt one task of different job to fit both jobs on one node",
     "preempt enough tasks to fit large task of different job",
     "preempt low priority job in same queue",
-    "preempt low priority job in same queue: allocatable and has enough resource, don't preempt",
-    "preempt low priority job in same queue but not pod with preemptable=false or higher priority",
+    ("preempt low priority job in same queue: allocatable and has enough resource, don't preempt"),
+    (
+        "preempt low priority job in same queue but not pod with preemptable=false "
+        "or higher priority"
+    ),
     "unBestEffort high-priority pod preempt BestEffort low-priority pod in same queue",
     "BestEffort high-priority pod preempt BestEffort low-priority pod in same queue",
     "can not preempt resources when task preemption policy is never",
