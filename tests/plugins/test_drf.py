@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
+from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault, Resource
@@ -87,6 +88,10 @@ def test_shares_count_pods() -> None:
     assert many.dominant_resource == "pods"
     assert many.share == pytest.approx(0.2)
     assert (new.dominant_resource, new.share) == ("", 0.0)
+    share = metrics.REGISTRY.get_sample_value(
+        "volcano_job_share", {"job_ns": "ns", "job_id": "big"}
+    )
+    assert share == pytest.approx(0.6)
 
 
 def test_calculate_share_of_a_dimension_the_cluster_lacks() -> None:

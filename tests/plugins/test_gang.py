@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
+from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
@@ -454,3 +455,27 @@ def test_close_skips_jobs_without_tasks_and_releasing_only_shortfall() -> None:
 def test_rfc3339() -> None:
     assert rfc3339(0.0) == "1970-01-01T00:00:00Z"
     assert rfc3339(1_700_000_000.9) == "2023-11-14T22:13:20Z"
+
+
+def test_close_updates_unschedulable_metrics() -> None:
+    ssn, _ = make_session(
+        [
+            node("n1"),
+            queue(),
+            pod_group("metric-short", 2),
+            pod("m1", "metric-short"),
+            pod("m2", "metric-short"),
+            pod_group("metric-ready", 1),
+            pod("m3", "metric-ready", "Running", "n1"),
+        ],
+    )
+    retries = metrics.REGISTRY.get_sample_value(
+        "volcano_job_retry_counts_total", {"job_id": "metric-short"}
+    )
+    close_session(ssn)
+    sample = metrics.REGISTRY.get_sample_value
+    assert sample("volcano_unschedule_task_count", {"job_id": "metric-short"}) == 2
+    assert sample("volcano_unschedule_task_count", {"job_id": "metric-ready"}) == 0
+    assert sample("volcano_unschedule_job_count") == 1
+    after = sample("volcano_job_retry_counts_total", {"job_id": "metric-short"})
+    assert after == (retries or 0) + 1

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
+from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.resource import MAX_FLOAT, DimensionDefault, Resource
 from volcano_py.api.types import Vote
@@ -517,3 +518,18 @@ def test_enqueue_without_min_resources_and_enqueued_accounting() -> None:
     assert ssn.job_enqueueable(sized)
     ssn.job_enqueued(sized)
     assert attr.inqueue.milli_cpu == 1000
+
+
+def test_queue_metrics() -> None:
+    ssn = make_session(reclaim_cluster(), FULL)
+    sample = metrics.REGISTRY.get_sample_value
+    assert sample("volcano_queue_deserved_milli_cpu", {"queue_name": "q1"}) == 2000
+    assert sample("volcano_queue_allocated_milli_cpu", {"queue_name": "q1"}) == 3000
+    assert sample("volcano_queue_request_milli_cpu", {"queue_name": "q2"}) == 2000
+    assert sample("volcano_queue_weight", {"queue_name": "q2"}) == 1
+    assert ssn.overused(ssn.queues["q1"])
+    assert sample("volcano_queue_overused", {"queue_name": "q1"}) == 1
+    statement = ssn.statement()
+    statement.allocate(ssn.jobs["ns/wait"].tasks["ns-wait-0"], ssn.nodes["n1"])
+    assert sample("volcano_queue_allocated_milli_cpu", {"queue_name": "q2"}) == 1000
+    assert sample("volcano_queue_share", {"queue_name": "q2"}) == 0.5

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
@@ -143,6 +144,7 @@ class DrfPlugin:
             attr = DrfAttr(job.allocated.clone())
             self.update_share(attr)
             self.job_attrs[job.uid] = attr
+            _record_share(job, attr)
             if self.hierarchy_enabled:
                 queue = ssn.queues.get(job.queue)
                 if queue is None:
@@ -285,6 +287,7 @@ class DrfPlugin:
             else:
                 attr.allocated.sub_without_assert(task.resreq)
             self.update_share(attr)
+            _record_share(job, attr)
             if self.hierarchy_enabled:
                 queue = ssn.queues.get(job.queue)
                 if queue is not None:
@@ -386,6 +389,10 @@ class DrfPlugin:
             allocated, self.total_resource
         )
         node.saturated = all(child.saturated for child in children)
+
+
+def _record_share(job: JobInfo, attr: DrfAttr) -> None:
+    metrics.JOB_SHARE.labels(job_ns=job.namespace, job_id=job.name).set(attr.share)
 
 
 def new(arguments: Arguments) -> DrfPlugin:

@@ -6,8 +6,8 @@ JobReadyFn, JobPipelinedFn and JobStarvingFn; on close it writes each job's ``Un
 or ``Scheduled`` PodGroup condition.
 
 Not ported yet: the sub-job variants (SubJobOrderFn, SubJobReadyFn, SubJobPipelinedFn and the
-SubGroupPolicy checks inside the job functions), UnifiedEvictableFn (the gang-preempt and
-gang-reclaim actions), and the ``job_retry_counts`` / ``unschedule_*`` metrics.
+SubGroupPolicy checks inside the job functions) and UnifiedEvictableFn (the gang-preempt and
+gang-reclaim actions).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus, ValidateResult, Vote
@@ -153,9 +154,11 @@ class GangPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         when = rfc3339(ssn.now)
+        unschedulable_jobs = 0
         for job in ssn.jobs.values():
             if not job.tasks or job.pod_group is None:
                 continue
+            unready = 0
             if job.is_ready():
                 condition = {
                     "type": SCHEDULED_CONDITION,
@@ -169,6 +172,8 @@ class GangPlugin:
                 continue
             else:
                 unready = job.min_available - _schedulable_task_num(job)
+                unschedulable_jobs += 1
+                metrics.JOB_RETRY_COUNTS.labels(job_id=job.name).inc()
                 condition = {
                     "type": UNSCHEDULABLE_CONDITION,
                     "status": "True",
@@ -179,6 +184,8 @@ class GangPlugin:
                     f" {job.fit_error()}",
                 }
             set_pod_group_condition(job, condition)
+            metrics.UNSCHEDULE_TASK_COUNT.labels(job_id=job.name).set(unready)
+        metrics.UNSCHEDULE_JOB_COUNT.set(unschedulable_jobs)
 
 
 def new(arguments: Arguments) -> GangPlugin:

@@ -15,7 +15,7 @@ real capability, guarantee, share); ``deserved(name)`` and ``summary()`` read it
 readable after ``close_session``.
 
 Not ported yet: PrePredicateFn / SimulateAllocatableFn / SimulateAddTaskFn /
-SimulateRemoveTaskFn (the framework has no CycleState simulation yet) and the queue metrics.
+SimulateRemoveTaskFn (the framework has no CycleState simulation yet).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from volcano_py import metrics
 from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
@@ -211,6 +212,7 @@ class ProportionPlugin:
             self._account_job(attr, job)
 
         compute_deserved(self.total_resource, self.queue_attributes.values())
+        self._record_metrics(ssn)
 
         ssn.add_queue_order_fn(self.name, self.queue_order)
         ssn.add_reclaimable_fn(self.name, self._reclaimable(ssn))
@@ -231,6 +233,21 @@ class ProportionPlugin:
         # queue_attributes stays: the simulator prints deserved after the session closed, and
         # the plugin instance is dropped with its session anyway.
         return None
+
+    def _record_metrics(self, ssn: Session) -> None:
+        for name in ssn.queues:
+            attr = self.queue_attributes.get(name)
+            if attr is None:
+                # A queue without jobs in this session holds and asks for nothing.
+                for kind in ("allocated", "request", "inqueue"):
+                    metrics.update_queue_resource(kind, name, Resource())
+                continue
+            metrics.update_queue_resource("allocated", name, attr.allocated)
+            metrics.update_queue_resource("request", name, attr.request)
+            metrics.update_queue_resource("inqueue", name, attr.inqueue)
+            metrics.update_queue_resource("deserved", name, attr.deserved)
+            metrics.QUEUE_WEIGHT.labels(queue_name=name).set(attr.weight)
+            metrics.QUEUE_SHARE.labels(queue_name=name).set(attr.share)
 
     def _new_attributes(self, queue: QueueInfo) -> QueueAttributes:
         attr = QueueAttributes(queue.name, queue.weight)
@@ -312,6 +329,7 @@ class ProportionPlugin:
         if attr is None:
             return False
         overused = attr.deserved.less_equal(attr.allocated, DimensionDefault.ZERO)
+        metrics.QUEUE_OVERUSED.labels(queue_name=queue.name).set(1 if overused else 0)
         if overused:
             log.info(
                 "proportion: queue %s is overused: deserved <%s>, allocated <%s>, share %s",
@@ -405,6 +423,8 @@ class ProportionPlugin:
             else:
                 attr.allocated.sub_without_assert(task.resreq)
             attr.update_share()
+            metrics.update_queue_resource("allocated", attr.name, attr.allocated)
+            metrics.QUEUE_SHARE.labels(queue_name=attr.name).set(attr.share)
 
         return handle
 
