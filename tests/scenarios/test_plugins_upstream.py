@@ -2011,3 +2011,59 @@ CAPACITY_NOT_PORTED = {
 @pytest.mark.parametrize("upstream", sorted(CAPACITY_NOT_PORTED))
 def test_capacity_upstream_not_ported(upstream: str) -> None:
     pytest.skip(f"{upstream}: {CAPACITY_NOT_PORTED[upstream]}")
+
+
+# =============================================================================== pdb/pdb_test.go
+
+_JOB_NAME_LABEL = "volcano.sh/job-name"
+
+
+def _pdb(disruptions_allowed: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "test-pdb", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {_JOB_NAME_LABEL: "job-1"}}},
+        "status": {"disruptionsAllowed": disruptions_allowed},
+    }
+
+
+def _pdb_task(name: str) -> TaskInfo:
+    """pdb_test.go ``makePod`` wrapped in ``api.NewTaskInfo``: namespace default, no UID."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {_JOB_NAME_LABEL: "job-1"}},
+        "spec": {"containers": [{}]},
+        "status": {},
+    }
+    return TaskInfo.from_pod(pod)
+
+
+TEST_PDB = [
+    ("test without pdbs", [], ["test-pod1", "test-pod2"]),
+    ("test with pdbs(can evict 0 pod)", [_pdb(0)], []),
+    ("test with pdbs(can evict 1 pod)", [_pdb(1)], ["test-pod1"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("pdbs", "expected"),
+    [pytest.param(p, e, id=name, marks=needs("pdb")) for name, p, e in TEST_PDB],
+)
+def test_pdb_preemptable_and_reclaimable_fn(
+    pdbs: list[dict[str, Any]], expected: list[str]
+) -> None:
+    """pdb_test.go TestPreemptableAndReclaimableFn: Preemptable, Reclaimable and VictimTasks
+    each filter [task1, task2] through the budgets afresh."""
+    case = Case(
+        name="pdb",
+        plugins={"pdb": ["enablePreemptable", "enableReclaimable", "enabledVictim"]},
+        others=[("PodDisruptionBudget", pdb) for pdb in pdbs],
+    )
+    ssn = open_case_session(case, configured_actions=["preempt", "reclaim", "shuffle"])
+    preemptor = TaskInfo.from_pod(build_pod("", "", "", "Pending", {}, ""))
+    preemptees = [_pdb_task("test-pod1"), _pdb_task("test-pod2")]
+    assert [t.name for t in ssn.preemptable(preemptor, list(preemptees))] == expected
+    assert [t.name for t in ssn.reclaimable(preemptor, list(preemptees))] == expected
+    assert sorted(t.name for t in ssn.victim_tasks(list(preemptees))) == sorted(expected)
