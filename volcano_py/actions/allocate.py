@@ -18,6 +18,7 @@ import numpy as np
 
 from volcano_py.api.job import PG_INQUEUE, JobInfo
 from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.task import TaskInfo
@@ -124,9 +125,9 @@ class Allocate:
 
             candidates = self._nominated_candidates(task, helper)
             fit_errors = None
-            if not candidates:
+            if len(candidates) == 0:
                 candidates, fit_errors = helper.predicate_nodes(task, self.all_rows)
-            if not candidates:
+            if len(candidates) == 0:
                 job.nodes_fit_errors[task.uid] = fit_errors or FitErrors()
                 if job.need_continue_allocating():
                     continue
@@ -144,15 +145,14 @@ class Allocate:
         statement.discard()
         return None
 
-    def _nominated_candidates(self, task: TaskInfo, helper: PredicateHelper) -> list[NodeInfo]:
+    def _nominated_candidates(self, task: TaskInfo, helper: PredicateHelper) -> IntArray:
         """A pod nominated to a node (after evictions made room) tries that node first."""
         nominated = self.ssn.nodes.get(task.nominated_node_name)
-        if nominated is None:
-            return []
-        if not task.init_resreq.less_equal(nominated.future_idle(), DimensionDefault.ZERO):
-            return []
-        rows = np.array([nominated.row], dtype=np.intp)
-        found, _ = helper.predicate_nodes(task, rows)
+        if nominated is None or not task.init_resreq.less_equal(
+            nominated.future_idle(), DimensionDefault.ZERO
+        ):
+            return np.zeros(0, dtype=np.intp)
+        found, _ = helper.predicate_nodes(task, np.array([nominated.row], dtype=np.intp))
         return found
 
     def _place(self, statement: Statement, task: TaskInfo, node: NodeInfo) -> None:

@@ -34,7 +34,7 @@ class Backfill:
                 continue
             helper = PredicateHelper(ssn, error_cache)
             candidates, fit_errors = helper.predicate_nodes(task, rows, check_resources=False)
-            if not candidates:
+            if len(candidates) == 0:
                 job.nodes_fit_errors[task.uid] = fit_errors
                 continue
             node = select_best_node(ssn, task, candidates)

@@ -26,7 +26,7 @@ def preemption_candidate_nodes(
         (node.row for node in ssn.node_list if node.name not in skipped), dtype=np.intp
     )
     found, _ = helper.predicate_nodes(task, rows, check_resources=False, for_preempt=True)
-    return found
+    return [ssn.node_list[row] for row in found.tolist()]
 
 
 def victims_can_make_room(task: TaskInfo, node: NodeInfo, victims: list[TaskInfo]) -> bool:

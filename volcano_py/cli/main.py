@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from volcano_py import __version__
 
 # name -> (help, add_arguments, run). Filled by the subcommand modules imported below.
-Subcommand = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+Subcommand = tuple[
+    str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]
+]
 SUBCOMMANDS: dict[str, Subcommand] = {}
 
 
@@ -36,3 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     return SUBCOMMANDS[args.command][2](args)
+
+
+def _register_builtin_subcommands() -> None:
+    # Imported here, not at the top: each subcommand pulls in its own (heavier) dependencies.
+    from volcano_py.cli import simulate
+
+    SUBCOMMANDS["simulate"] = (simulate.HELP, simulate.add_arguments, simulate.run)
+
+
+_register_builtin_subcommands()

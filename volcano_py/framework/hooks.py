@@ -69,6 +69,9 @@ class NodeMask:
 
 
 PredicateMaskFn: TypeAlias = Callable[[TaskInfo], NodeMask | None]
+# Per-node checks depend on what the session placed so far (ports, pod affinity); most tasks
+# need none, and saying so once per task keeps the node loop vectorised.
+TaskPredicateFn: TypeAlias = Callable[[TaskInfo], "PredicateFn | None"]
 NodeOrderFn: TypeAlias = Callable[[TaskInfo, NodeInfo], float]
 # Scores for the given session rows, aligned with them (Volcano's BatchNodeOrderFn, vectorised).
 BatchNodeOrderFn: TypeAlias = Callable[[TaskInfo, IntArray], FloatArray]
@@ -110,6 +113,11 @@ HOOKS: Final[dict[str, HookSpec]] = {
         "enablePredicate",
         Combine.ALL_PASS,
         "(task) -> NodeMask over all nodes (vectorised predicate)",
+    ),
+    "task_predicate": HookSpec(
+        "enablePredicate",
+        Combine.ALL_PASS,
+        "(task) -> per-node predicate for this task, or None when it needs none",
     ),
     "pre_predicate": HookSpec("enablePredicate", Combine.ALL_PASS, "(task) -> Status"),
     "best_node": HookSpec("enableBestNode", Combine.FIRST_ANSWER, "(task, score -> nodes)"),

@@ -76,8 +76,9 @@ class PredicateHelper:
         check_resources: bool = True,
         for_preempt: bool = False,
         options: FeasibilityOptions = FeasibilityOptions(),
-    ) -> tuple[list[NodeInfo], FitErrors]:
-        """The feasible nodes among ``rows`` (session rows, in node-list order) and, for the
+    ) -> tuple[IntArray, FitErrors]:
+        """The rows of the feasible nodes among ``rows`` (session rows, in node-list order) and,
+        for the
         nodes examined that failed, why.
 
         ``check_resources`` is allocate's own fit check (request <= future idle); preempt
@@ -87,7 +88,7 @@ class PredicateHelper:
         fit_errors = FitErrors()
         total = len(rows)
         if total == 0:
-            return [], fit_errors
+            return np.zeros(0, dtype=np.intp), fit_errors
         wanted = feasible_nodes_to_find(total, options)
         start = ssn.state.next_start_index
         order = np.roll(rows, -(start % total))
@@ -112,36 +113,43 @@ class PredicateHelper:
         if role is not None:
             passed &= ~role.failed[order]
 
-        scalar = ssn.scalar_predicates()
-        found: list[NodeInfo] = []
-        failed_positions: list[int] = []
-        scalar_errors: dict[int, tuple[Status, ...]] = {}
-        examined = total
+        scalar = ssn.scalar_predicates(task)
         node_list = ssn.node_list
-        for position in range(total):
-            if not passed[position]:
-                failed_positions.append(position)
-                continue
-            node = node_list[int(order[position])]
-            statuses = _run_scalar(scalar, task, node)
-            if statuses and (not for_preempt or ssn.rejects_for_preempt(statuses)):
-                scalar_errors[position] = statuses
-                failed_positions.append(position)
-                continue
-            found.append(node)
-            if len(found) >= wanted:
-                examined = position + 1
-                break
+        scalar_errors: dict[int, tuple[Status, ...]] = {}
+        if not scalar:
+            # Every check was vectorised: the first `wanted` passing rows, as the node loop
+            # would have found them.
+            passing = np.flatnonzero(passed)
+            if len(passing) >= wanted:
+                examined = int(passing[wanted - 1]) + 1
+                passing = passing[:wanted]
+            else:
+                examined = total
+            found_rows = order[passing]
+        else:
+            found_positions: list[int] = []
+            examined = total
+            for position in np.flatnonzero(passed).tolist():
+                node = node_list[int(order[position])]
+                statuses = _run_scalar(scalar, task, node)
+                if statuses and (not for_preempt or ssn.rejects_for_preempt(statuses)):
+                    scalar_errors[position] = statuses
+                    passed[position] = False
+                    continue
+                found_positions.append(position)
+                if len(found_positions) >= wanted:
+                    examined = position + 1
+                    break
+            found_rows = order[np.asarray(found_positions, dtype=np.intp)]
         ssn.state.next_start_index = (start + examined) % total
 
-        failed_positions = [p for p in failed_positions if p < examined]
-        if group and failed_positions:
+        failed = np.flatnonzero(~passed[:examined])
+        if group and len(failed):
             if role is None:
-                role = self._roles[group] = _RoleFailures(np.zeros(len(ssn.node_list), np.bool_))
-            for position in failed_positions:
-                role.failed[int(order[position])] = True
-        if not found:
-            for position in failed_positions:
+                role = self._roles[group] = _RoleFailures(np.zeros(len(node_list), np.bool_))
+            role.failed[order[failed]] = True
+        if len(found_rows) == 0:
+            for position in failed.tolist():
                 row = int(order[position])
                 cached = scalar_errors.get(position)
                 statuses = (
@@ -152,7 +160,7 @@ class PredicateHelper:
                 if role is not None:
                     role.errors.setdefault(row, statuses)
                 fit_errors.set_node_error(node_list[row].name, FitError("", list(statuses)))
-        return found, fit_errors
+        return found_rows, fit_errors
 
     def _why(
         self,
@@ -198,46 +206,40 @@ def _run_scalar(predicates: Sequence[object], task: TaskInfo, node: NodeInfo) ->
     return ()
 
 
-def select_best_node(ssn: Session, task: TaskInfo, candidates: Sequence[NodeInfo]) -> NodeInfo:
-    """The highest-scoring candidate (a ``best_node`` plugin may choose instead); ties are
-    broken at random, as upstream does, with the session's seeded generator."""
-    if len(candidates) == 1:
-        return candidates[0]
-    rows = np.fromiter((node.row for node in candidates), dtype=np.intp, count=len(candidates))
+def select_best_row(ssn: Session, task: TaskInfo, rows: IntArray) -> int:
+    """The highest-scoring row (a ``best_node`` plugin may choose instead); ties are broken at
+    random, as upstream does, with the session's seeded generator."""
+    if len(rows) == 1:
+        return int(rows[0])
     scores = ssn.node_scores(task, rows)
     if ssn.has_hook("best_node"):
         by_score: dict[float, list[NodeInfo]] = {}
-        for node, score in zip(candidates, scores, strict=True):
-            by_score.setdefault(float(score), []).append(node)
+        for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
+            by_score.setdefault(float(score), []).append(ssn.node_list[row])
         chosen = ssn.best_node_fn(task, by_score)
         if chosen is not None:
-            return chosen
-    best = float(scores.max())
-    ties = [node for node, score in zip(candidates, scores, strict=True) if score == best]
-    return ties[0] if len(ties) == 1 else ssn.rng.choice(ties)
+            return chosen.row
+    ties = rows[scores == scores.max()]
+    return int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])
 
 
-def prioritize_nodes(
-    ssn: Session, task: TaskInfo, candidates: Sequence[NodeInfo]
-) -> NodeInfo | None:
+def select_best_node(ssn: Session, task: TaskInfo, rows: IntArray) -> NodeInfo:
+    return ssn.node_list[select_best_row(ssn, task, rows)]
+
+
+def prioritize_nodes(ssn: Session, task: TaskInfo, rows: IntArray) -> NodeInfo | None:
     """Prefer nodes where the task fits now (idle) over nodes where it fits once evictions
     finish (future idle); score within the first non-empty group."""
-    if not candidates:
+    if len(rows) == 0:
         return None
     vector, columns = ssn.task_vector(task.init_resreq)
     m = ssn.matrix
-    rows = np.fromiter((node.row for node in candidates), dtype=np.intp, count=len(candidates))
-    fits_idle = fit_mask(vector, columns, m.idle[rows])
-    future_idle = m.idle[rows] + m.releasing[rows] - m.pipelined[rows]
+    idle = m.idle[rows]
+    fits_idle = fit_mask(vector, columns, idle)
+    if fits_idle.any():
+        return select_best_node(ssn, task, rows[fits_idle])
+    future_idle = idle + m.releasing[rows] - m.pipelined[rows]
     fits_future = fit_mask(vector, columns, future_idle)
-    idle_nodes = [node for node, ok in zip(candidates, fits_idle, strict=True) if ok]
-    if idle_nodes:
-        return select_best_node(ssn, task, idle_nodes)
-    future_nodes = [
-        node
-        for node, ok, idle_ok in zip(candidates, fits_future, fits_idle, strict=True)
-        if ok and not idle_ok
-    ]
-    if future_nodes:
-        return select_best_node(ssn, task, future_nodes)
+    if fits_future.any():
+        return select_best_node(ssn, task, rows[fits_future])
     return None

@@ -164,6 +164,10 @@ class Session:
     def add_predicate_mask_fn(self, plugin: str, fn: Any) -> None:
         self.register("predicate_mask", plugin, fn)
 
+    def add_task_predicate_fn(self, plugin: str, fn: Any) -> None:
+        """``fn(task)`` returns the per-node predicate ``task`` needs, or None (vectorised path)."""
+        self.register("task_predicate", plugin, fn)
+
     def add_pre_predicate_fn(self, plugin: str, fn: Any) -> None:
         self.register("pre_predicate", plugin, fn)
 
@@ -293,7 +297,7 @@ class Session:
             mask: NodeMask | None = fn(task)
             if mask is not None and not mask.passed[node.row]:
                 return as_statuses(mask.reason(node.row))
-        for fn in self._flat("predicate"):
+        for fn in self.scalar_predicates(task):
             statuses = as_statuses(fn(task, node))
             if statuses:
                 return statuses
@@ -307,8 +311,17 @@ class Session:
                 masks.append(mask)
         return masks
 
-    def scalar_predicates(self) -> list[Callable[[TaskInfo, NodeInfo], PredicateResult]]:
-        return self._flat("predicate")
+    def scalar_predicates(
+        self, task: TaskInfo
+    ) -> list[Callable[[TaskInfo, NodeInfo], PredicateResult]]:
+        """The per-node predicates ``task`` needs: every plain one, plus what task-predicate
+        plugins return for it."""
+        found = list(self._flat("predicate"))
+        for factory in self._flat("task_predicate"):
+            predicate = factory(task)
+            if predicate is not None:
+                found.append(predicate)
+        return found
 
     @staticmethod
     def rejects_for_preempt(statuses: Iterable[Status]) -> bool:

@@ -68,7 +68,12 @@ class PluginRegistry(Mapping[str, PluginBuilder]):
         if name not in self._loaded:
             if name not in BUILTIN_PLUGINS:
                 raise KeyError(name)
-            self._loaded[name] = _load(BUILTIN_PLUGINS[name], "new")
+            try:
+                self._loaded[name] = _load(BUILTIN_PLUGINS[name], "new")
+            except (ImportError, AttributeError) as error:
+                # Treated like an unknown plugin: the session skips it and says so.
+                log.error("plugin %s could not be loaded: %s", name, error)
+                raise KeyError(name) from error
         return self._loaded[name]
 
     def __iter__(self) -> Iterator[str]:

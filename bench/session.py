@@ -1,0 +1,148 @@
+"""One in-process scheduling session at scale, with a fake binder.
+
+Reports the time of the snapshot, of opening the session, of each action and of closing it,
+and the peak RSS, for two clusters (issue "Scheduler core"):
+
+* 1k nodes, 10k pending pods in 100 gangs;
+* 5k nodes, 50k running pods, 10k pending pods in 100 gangs of 100.
+
+Goal: the whole session at most 1.0 s at 5k nodes, the snapshot at most 150 ms.
+
+    python -m bench session            # both sizes
+    python -m bench session --small    # only the 1k-node cluster
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from volcano_py.cache.cache import SchedulerCache
+from volcano_py.cache.interfaces import RecordingBinder
+from volcano_py.framework.conf import default_conf
+from volcano_py.framework.session import SchedulingState, close_session, open_session
+from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry, new_action
+
+
+@dataclass(frozen=True)
+class Size:
+    name: str
+    nodes: int
+    running_per_node: int
+    gangs: int
+    gang_size: int
+
+
+SMALL = Size("1k nodes / 10k pending (100 gangs of 100)", 1000, 0, 100, 100)
+LARGE = Size("5k nodes / 50k running + 10k pending (100 gangs of 100)", 5000, 10, 100, 100)
+
+
+def _node(i: int) -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "metadata": {"name": f"node-{i:05d}", "labels": {"kubernetes.io/hostname": f"node-{i:05d}"}},
+        "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}},
+    }
+
+
+def _pod(namespace: str, name: str, group: str, cpu: str, node: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": "volcano",
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}",
+                     "annotations": {"scheduling.k8s.io/group-name": group},
+                     "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": spec,
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def _pod_group(namespace: str, name: str, min_member: int, phase: str) -> dict[str, Any]:
+    return {
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"pg-{namespace}-{name}",
+                     "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"queue": "default", "minMember": min_member},
+        "status": {"phase": phase},
+    }
+
+
+def build_cache(size: Size) -> SchedulerCache:
+    cache = SchedulerCache(binder=RecordingBinder())
+    cache.apply_event("Queue", "ADDED", {"kind": "Queue", "metadata": {"name": "default"},
+                                         "spec": {"weight": 1}, "status": {"state": "Open"}})
+    for i in range(size.nodes):
+        cache.apply_event("Node", "ADDED", _node(i))
+    if size.running_per_node:
+        # Running work: one PodGroup per node's worth of pods, already Running.
+        for i in range(size.nodes):
+            group = f"running-{i:05d}"
+            cache.apply_event("PodGroup", "ADDED", _pod_group("bench", group, 1, "Running"))
+            for j in range(size.running_per_node):
+                cache.apply_event(
+                    "Pod", "ADDED", _pod("bench", f"{group}-{j}", group, "2", f"node-{i:05d}")
+                )
+    for g in range(size.gangs):
+        group = f"gang-{g:03d}"
+        cache.apply_event("PodGroup", "ADDED", _pod_group("bench", group, size.gang_size, "Inqueue"))
+        for t in range(size.gang_size):
+            cache.apply_event("Pod", "ADDED", _pod("bench", f"{group}-worker-{t}", group, "1"))
+    return cache
+
+
+def run(size: Size) -> dict[str, float]:
+    cache = build_cache(size)
+    conf = default_conf(BUILTIN_ACTIONS)
+    registry = PluginRegistry()
+    gc.collect()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    snapshot = cache.snapshot()
+    timings["snapshot"] = time.perf_counter() - started
+    mark = time.perf_counter()
+    ssn = open_session(snapshot, conf, registry, cache, SchedulingState())
+    timings["open"] = time.perf_counter() - mark
+    for name in conf.actions:
+        mark = time.perf_counter()
+        new_action(name).execute(ssn)
+        timings[name] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    close_session(ssn)
+    timings["close"] = time.perf_counter() - mark
+    timings["session total"] = time.perf_counter() - started
+    binder = cache.binder
+    assert isinstance(binder, RecordingBinder)
+    timings["binds"] = float(len(binder.binds))
+    return timings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench session")
+    parser.add_argument("--small", action="store_true", help="only the 1k-node cluster")
+    args = parser.parse_args(argv)
+    sizes = [SMALL] if args.small else [SMALL, LARGE]
+    for size in sizes:
+        timings = run(size)
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"\nsession: {size.name}")
+        for name, value in timings.items():
+            if name == "binds":
+                print(f"  {name:<14} {int(value):>9d}")
+            else:
+                print(f"  {name:<14} {value * 1000:>9.1f} ms")
+        print(f"  {'peak RSS':<14} {peak_mib:>9.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

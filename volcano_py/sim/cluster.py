@@ -1,0 +1,268 @@
+"""InMemoryCluster: the objects of a simulated cluster, standing in for the API server.
+
+It is the simulator's Binder, Evictor, StatusUpdater and EventRecorder; every change it makes
+is passed on to the SchedulerCache as the watch event a live cluster would send, so the
+scheduler runs exactly the code path it runs live.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from volcano_py.api.resource import Resource
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import DEFAULT_QUEUE, ROOT_QUEUE
+
+EPOCH: Final = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+NAMESPACED: Final = frozenset(
+    {
+        "Pod",
+        "PodGroup",
+        "Job",
+        "Command",
+        "PodDisruptionBudget",
+        "ConfigMap",
+        "Service",
+        "Secret",
+        "NetworkPolicy",
+    }
+)
+# Kinds the scheduler cache watches.
+CACHE_KINDS: Final = frozenset(
+    {"Pod", "Node", "PodGroup", "Queue", "HyperNode", "PriorityClass", "PodDisruptionBudget"}
+)
+
+
+def timestamp(seconds: float) -> str:
+    """RFC 3339 time ``seconds`` after the simulation epoch."""
+    moment = EPOCH + dt.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    if obj.get("kind") in NAMESPACED:
+        return f"{meta.get('namespace') or 'default'}/{name}"
+    return name
+
+
+@dataclass
+class InMemoryCluster:
+    # Called with (kind, event type, object) for every change of a kind the cache watches.
+    watch: Callable[[str, str, Mapping[str, Any]], None]
+    clock: Callable[[], float] = field(default=lambda: 0.0)
+    objects: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    binds: dict[str, str] = field(default_factory=dict)
+    evictions: list[str] = field(default_factory=list)
+    events: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    # Bumped by every change a person would notice (bind, eviction, status written).
+    changes: int = 0
+    _uid_counter: int = 0
+
+    # ------------------------------------------------------------------ store
+
+    def of_kind(self, kind: str) -> dict[str, dict[str, Any]]:
+        return self.objects.setdefault(kind, {})
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        return self.of_kind(kind).get(key)
+
+    def items(self, kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Objects of a kind in key order (deterministic output)."""
+        store = self.of_kind(kind)
+        for key in sorted(store):
+            yield key, store[key]
+
+    def _notify(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> None:
+        if kind in CACHE_KINDS:
+            self.watch(kind, event_type, obj)
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a new object (defaults applied as the API server would) and announce it."""
+        kind = str(obj["kind"])
+        meta = obj.setdefault("metadata", {})
+        if kind in NAMESPACED:
+            meta.setdefault("namespace", "default")
+        if not meta.get("uid"):
+            self._uid_counter += 1
+            meta["uid"] = f"{kind.lower()}-{self._uid_counter:05d}"
+        meta.setdefault("creationTimestamp", timestamp(self.clock()))
+        key = object_key(obj)
+        store = self.of_kind(kind)
+        event = "MODIFIED" if key in store else "ADDED"
+        store[key] = obj
+        self._notify(kind, event, obj)
+        return obj
+
+    def update(self, obj: dict[str, Any]) -> None:
+        kind = str(obj["kind"])
+        self.of_kind(kind)[object_key(obj)] = obj
+        self._notify(kind, "MODIFIED", obj)
+
+    def delete(self, kind: str, key: str) -> dict[str, Any] | None:
+        obj = self.of_kind(kind).pop(key, None)
+        if obj is not None:
+            self._notify(kind, "DELETED", obj)
+        return obj
+
+    def ensure_default_queues(self) -> None:
+        """The scheduler creates ``root`` and ``default`` when they are missing."""
+        if self.get("Queue", ROOT_QUEUE) is None:
+            self.create(_queue(ROOT_QUEUE, reclaimable=False))
+        if self.get("Queue", DEFAULT_QUEUE) is None:
+            self.create(_queue(DEFAULT_QUEUE, reclaimable=True))
+
+    # ------------------------------------------------------------------ Binder
+
+    def bind(self, task: TaskInfo, node_name: str) -> None:
+        pod = self.get("Pod", task.key)
+        if pod is None:
+            raise LookupError(f"pod {task.key} not found")
+        pod = copy.deepcopy(pod)
+        pod["spec"]["nodeName"] = node_name
+        annotations = pod["metadata"].setdefault("annotations", {})
+        for name, value in task.pod_annotations.items():
+            annotations.setdefault(name, value)
+        self.binds[task.key] = node_name
+        self.changes += 1
+        self.update(pod)
+        self.record(
+            "Pod",
+            task.namespace,
+            task.name,
+            "Normal",
+            "Scheduled",
+            f"Successfully assigned {task.key} to {node_name}",
+        )
+
+    # ------------------------------------------------------------------ Evictor
+
+    def evict(self, task: TaskInfo, reason: str) -> None:
+        """Volcano's evictor: mark the pod not ready (DisruptionTarget), then delete it. A
+        bound pod terminates gracefully: it is gone at the start of the next cycle."""
+        pod = self.get("Pod", task.key)
+        if pod is None:
+            return
+        pod = copy.deepcopy(pod)
+        now = timestamp(self.clock())
+        conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+        conditions[:] = [
+            c for c in conditions if c.get("type") not in ("Ready", "DisruptionTarget")
+        ]
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "Evict",
+                "message": f"Pod is evicted, because of {reason}",
+            }
+        )
+        conditions.append(
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "PreemptionByScheduler",
+                "message": f"Pod is evicted, because of {reason}",
+            }
+        )
+        pod["metadata"]["deletionTimestamp"] = now
+        self.evictions.append(task.key)
+        self.changes += 1
+        self.update(pod)
+
+    # ------------------------------------------------------------------ StatusUpdater
+
+    def update_pod_group_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+        pod_group = self.get("PodGroup", f"{namespace}/{name}")
+        if pod_group is None:
+            return
+        new_status = _stamp_conditions(dict(status), self.clock())
+        if _comparable(pod_group.get("status") or {}) == _comparable(new_status):
+            return
+        pod_group = copy.deepcopy(pod_group)
+        pod_group["status"] = new_status
+        self.changes += 1
+        self.update(pod_group)
+
+    def update_queue_status(self, name: str, allocated: Mapping[str, str]) -> None:
+        queue = self.get("Queue", name)
+        if queue is None:
+            return
+        status = queue.setdefault("status", {})
+        if status.get("allocated") == dict(allocated):
+            return
+        queue = copy.deepcopy(queue)
+        queue["status"]["allocated"] = dict(allocated)
+        self.changes += 1
+        self.update(queue)
+
+    def update_pod_condition(
+        self, task: TaskInfo, condition: Mapping[str, Any], nominated_node: str
+    ) -> None:
+        pod = self.get("Pod", task.key)
+        if pod is None:
+            return
+        pod = copy.deepcopy(pod)
+        status = pod.setdefault("status", {})
+        conditions = [
+            c for c in status.get("conditions") or [] if c.get("type") != condition["type"]
+        ]
+        conditions.append(dict(condition))
+        status["conditions"] = conditions
+        if nominated_node:
+            status["nominatedNodeName"] = nominated_node
+        self.update(pod)
+
+    # ------------------------------------------------------------------ EventRecorder
+
+    def record(
+        self, kind: str, namespace: str, name: str, event_type: str, reason: str, message: str
+    ) -> None:
+        self.events.append((kind, namespace, name, event_type, reason, message))
+
+
+def _queue(name: str, reclaimable: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1, "reclaimable": reclaimable},
+        "status": {"state": "Open"},
+    }
+
+
+def _stamp_conditions(status: dict[str, Any], now: float) -> dict[str, Any]:
+    conditions = []
+    for condition in status.get("conditions") or []:
+        condition = dict(condition)
+        condition.setdefault("lastTransitionTime", timestamp(now))
+        conditions.append(condition)
+    if conditions:
+        status["conditions"] = conditions
+    return status
+
+
+def _comparable(status: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A status without the fields that change on every write (times, session IDs)."""
+    result = {k: v for k, v in status.items() if k != "conditions"}
+    result["conditions"] = [
+        {k: v for k, v in c.items() if k not in ("lastTransitionTime", "transitionID")}
+        for c in status.get("conditions") or []
+    ]
+    return result
+
+
+def resource_strings(resource: Resource) -> dict[str, str]:
+    """cpu and memory always, other dimensions when non-zero: what a person reads."""
+    listed = resource.to_list()
+    return {
+        name: value
+        for name, value in listed.items()
+        if name in ("cpu", "memory") or resource.get(name) != 0
+    }

@@ -1,0 +1,344 @@
+"""The simulation loop: between scheduling cycles the simulated cluster moves on (bound pods
+start, evicted pods go, pods with a run time finish), the controllers react (a Volcano Job
+gets its PodGroup and pods, a bare pod its PodGroup), then one real scheduling cycle runs."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from volcano_py.api.types import (
+    DEFAULT_SCHEDULER_NAME,
+    GROUP_NAME_ANNOTATION,
+    JOB_NAME_KEY,
+    SIM_RUN_CYCLES_ANNOTATION,
+)
+from volcano_py.cache.cache import SchedulerCache
+from volcano_py.controllers.job import (
+    JobChanges,
+    JobRequest,
+    job_request_for_command,
+    job_request_for_pod_change,
+    sync_job,
+)
+from volcano_py.controllers.podgroup import pod_group_for_pod
+from volcano_py.framework.conf import SchedulerConf
+from volcano_py.framework.plugin import PluginBuilder
+from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
+from volcano_py.scheduler.registry import new_action
+from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
+
+DEFAULT_MAX_CYCLES: Final = 20
+# Controller passes per cycle: each pass handles what the previous one triggered.
+CONTROLLER_PASSES: Final = 5
+
+
+@dataclass
+class Simulation:
+    conf: SchedulerConf
+    plugins: Mapping[str, PluginBuilder]
+    scheduler_names: frozenset[str] = frozenset({DEFAULT_SCHEDULER_NAME})
+    seed: int = 0
+    time: float = 0.0
+    cycles: int = 0
+    cache: SchedulerCache = field(init=False)
+    cluster: InMemoryCluster = field(init=False)
+    state: SchedulingState = field(init=False)
+    last_session: Session | None = field(default=None, init=False)
+    job_requests: dict[str, list[JobRequest]] = field(default_factory=dict, init=False)
+    started_cycle: dict[str, int] = field(default_factory=dict, init=False)
+    _pods_seen: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
+    _pod_group_phases: dict[str, str] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.cluster = InMemoryCluster(watch=self._watch, clock=lambda: self.time)
+        self.cache = SchedulerCache(
+            scheduler_names=self.scheduler_names,
+            binder=self.cluster,
+            evictor=self.cluster,
+            status_updater=self.cluster,
+            recorder=self.cluster,
+        )
+        self.state = SchedulingState(seed=self.seed, clock=lambda: self.time)
+
+    # ------------------------------------------------------------------ loading
+
+    def load(self, objects: list[dict[str, Any]]) -> None:
+        for obj in objects:
+            self.cluster.create(copy.deepcopy(obj))
+        self.cluster.ensure_default_queues()
+        for key, _job in self.cluster.items("Job"):
+            self._request(key, JobRequest(event="OutOfSync"))
+
+    # ------------------------------------------------------------------ watch side effects
+
+    def _watch(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> None:
+        self.cache.apply_event(kind, event_type, obj)
+        if kind == "Pod":
+            key = object_key(obj)
+            old = self._pods_seen.get(key)
+            new = None if event_type == "DELETED" else dict(obj)
+            if new is None:
+                self._pods_seen.pop(key, None)
+            else:
+                self._pods_seen[key] = new
+            job_key = self._job_of_pod(obj)
+            if job_key is not None:
+                job = self.cluster.get("Job", job_key)
+                if job is not None:
+                    request = job_request_for_pod_change(job, old, new)
+                    if request is not None:
+                        self._request(job_key, request)
+        elif kind == "PodGroup":
+            key = object_key(obj)
+            phase = (
+                "" if event_type == "DELETED" else str((obj.get("status") or {}).get("phase", ""))
+            )
+            if self._pod_group_phases.get(key) != phase:
+                self._pod_group_phases[key] = phase
+                job_key = self._job_of_owner(obj)
+                if job_key is not None:
+                    event = "Unknown" if phase == "Unknown" else "OutOfSync"
+                    self._request(job_key, JobRequest(event=event))
+
+    def _job_of_pod(self, pod: Mapping[str, Any]) -> str | None:
+        meta = pod.get("metadata") or {}
+        name = (meta.get("labels") or {}).get(JOB_NAME_KEY) or (meta.get("annotations") or {}).get(
+            JOB_NAME_KEY
+        )
+        if name:
+            return f"{meta.get('namespace') or 'default'}/{name}"
+        return self._job_of_owner(pod)
+
+    @staticmethod
+    def _job_of_owner(obj: Mapping[str, Any]) -> str | None:
+        meta = obj.get("metadata") or {}
+        for owner in meta.get("ownerReferences") or []:
+            if owner.get("kind") == "Job" and str(owner.get("apiVersion", "")).startswith(
+                "batch.volcano.sh"
+            ):
+                return f"{meta.get('namespace') or 'default'}/{owner.get('name')}"
+        return None
+
+    def _request(self, job_key: str, request: JobRequest) -> None:
+        self.job_requests.setdefault(job_key, []).append(request)
+
+    # ------------------------------------------------------------------ between cycles
+
+    def _advance_pods(self) -> None:
+        """What kubelets would do since the last cycle."""
+        for key, pod in list(self.cluster.items("Pod")):
+            meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+            status = pod.get("status") or {}
+            if meta.get("deletionTimestamp"):
+                self.cluster.delete("Pod", key)
+                self.started_cycle.pop(key, None)
+                self.cluster.changes += 1
+                continue
+            phase = status.get("phase")
+            if phase == "Pending" and spec.get("nodeName"):
+                self._set_phase(pod, "Running")
+                self.started_cycle[key] = self.cycles
+            elif phase == "Running":
+                self.started_cycle.setdefault(key, self.cycles)
+                run_cycles = (meta.get("annotations") or {}).get(SIM_RUN_CYCLES_ANNOTATION)
+                if run_cycles is not None and self.cycles - self.started_cycle[key] >= _as_int(
+                    run_cycles
+                ):
+                    self._set_phase(pod, "Succeeded")
+
+    def _set_phase(self, pod: dict[str, Any], phase: str) -> None:
+        pod = copy.deepcopy(pod)
+        status = pod.setdefault("status", {})
+        status["phase"] = phase
+        if phase == "Running":
+            status["startTime"] = timestamp(self.time)
+            status["conditions"] = [
+                c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"
+            ] + [{"type": "PodScheduled", "status": "True"}]
+        if phase == "Succeeded":
+            containers = (pod.get("spec") or {}).get("containers") or []
+            status["containerStatuses"] = [
+                {"name": c.get("name", ""), "state": {"terminated": {"exitCode": 0}}}
+                for c in containers
+            ]
+        self.cluster.changes += 1
+        self.cluster.update(pod)
+
+    def pending_timers(self) -> bool:
+        """A running pod that will finish in a later cycle (the run must go on)."""
+        for key, pod in self.cluster.items("Pod"):
+            if (pod.get("status") or {}).get("phase") != "Running":
+                continue
+            run_cycles = ((pod.get("metadata") or {}).get("annotations") or {}).get(
+                SIM_RUN_CYCLES_ANNOTATION
+            )
+            if run_cycles is not None and key in self.started_cycle:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ controllers
+
+    def _run_controllers(self) -> None:
+        self._handle_commands()
+        for _ in range(CONTROLLER_PASSES):
+            self._pod_group_controller()
+            if not self.job_requests:
+                break
+            requests, self.job_requests = self.job_requests, {}
+            for job_key in sorted(requests):
+                for request in requests[job_key]:
+                    job = self.cluster.get("Job", job_key)
+                    if job is None:
+                        break
+                    self._sync_job(job_key, job, request)
+
+    def _handle_commands(self) -> None:
+        for key, command in list(self.cluster.items("Command")):
+            request = job_request_for_command(command)
+            target = command.get("target") or {}
+            namespace = (command.get("metadata") or {}).get("namespace") or "default"
+            if request is not None and target.get("kind") == "Job":
+                self._request(f"{namespace}/{target.get('name')}", request)
+            self.cluster.delete("Command", key)
+
+    def _pod_group_controller(self) -> None:
+        for key, pod in list(self.cluster.items("Pod")):
+            annotations = (pod.get("metadata") or {}).get("annotations") or {}
+            if GROUP_NAME_ANNOTATION in annotations:
+                continue
+            result = pod_group_for_pod(pod, None, self.scheduler_names)
+            if result is None:
+                continue
+            pod_group, patch = result
+            if self.cluster.get("PodGroup", object_key(pod_group)) is None:
+                pod_group.setdefault("status", {}).setdefault("phase", "Pending")
+                self.cluster.create(pod_group)
+            pod = copy.deepcopy(pod)
+            pod["metadata"].setdefault("annotations", {}).update(patch)
+            self.cluster.update(pod)
+            del key
+
+    def _pods_of_job(self, job_key: str) -> list[dict[str, Any]]:
+        namespace = job_key.split("/", 1)[0]
+        return [
+            pod
+            for key, pod in self.cluster.items("Pod")
+            if key.startswith(f"{namespace}/") and self._job_of_pod(pod) == job_key
+        ]
+
+    def _pod_group_of_job(self, job: Mapping[str, Any]) -> dict[str, Any] | None:
+        meta = job.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        for name in (f"{meta.get('name')}-{meta.get('uid')}", str(meta.get("name"))):
+            found = self.cluster.get("PodGroup", f"{namespace}/{name}")
+            if found is not None:
+                return found
+        return None
+
+    def _sync_job(self, job_key: str, job: dict[str, Any], request: JobRequest) -> None:
+        changes = sync_job(
+            job,
+            self._pod_group_of_job(job),
+            self._pods_of_job(job_key),
+            request,
+            now=timestamp(self.time),
+        )
+        self._apply_job_changes(job_key, job, changes)
+
+    def _apply_job_changes(self, job_key: str, job: dict[str, Any], changes: JobChanges) -> None:
+        namespace = job_key.split("/", 1)[0]
+        cluster = self.cluster
+        if changes.delete_pod_group:
+            existing = self._pod_group_of_job(job)
+            if existing is not None:
+                cluster.delete("PodGroup", object_key(existing))
+                cluster.changes += 1
+        if changes.pod_group is not None:
+            pod_group = copy.deepcopy(changes.pod_group)
+            existing = cluster.get("PodGroup", object_key(pod_group))
+            if existing is not None:
+                pod_group["status"] = existing.get("status") or {}
+                pod_group["metadata"]["uid"] = existing["metadata"].get("uid")
+                pod_group["metadata"]["creationTimestamp"] = existing["metadata"].get(
+                    "creationTimestamp"
+                )
+                cluster.update(pod_group)
+            else:
+                pod_group.setdefault("status", {}).setdefault("phase", "Pending")
+                cluster.create(pod_group)
+                cluster.changes += 1
+        for obj in changes.extra_objects:
+            cluster.create(copy.deepcopy(obj))
+        for template in changes.create_pods:
+            new_pod = copy.deepcopy(template)
+            new_pod.setdefault("status", {}).setdefault("phase", "Pending")
+            if cluster.get("Pod", object_key(new_pod)) is None:
+                cluster.create(new_pod)
+                cluster.changes += 1
+        for name in changes.delete_pods:
+            key = f"{namespace}/{name}"
+            pod = cluster.get("Pod", key)
+            if pod is None:
+                continue
+            if (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get(
+                "phase"
+            ) not in ("Succeeded", "Failed"):
+                if not pod["metadata"].get("deletionTimestamp"):
+                    pod = copy.deepcopy(pod)
+                    pod["metadata"]["deletionTimestamp"] = timestamp(self.time)
+                    cluster.update(pod)
+            else:
+                cluster.delete("Pod", key)
+            cluster.changes += 1
+        if changes.status is not None and job.get("status") != changes.status:
+            updated = copy.deepcopy(job)
+            updated["status"] = copy.deepcopy(changes.status)
+            cluster.update(updated)
+            cluster.changes += 1
+        meta = job.get("metadata") or {}
+        for event_type, reason, message in changes.events:
+            cluster.record(
+                "Job",
+                str(meta.get("namespace") or "default"),
+                str(meta.get("name")),
+                event_type,
+                reason,
+                message,
+            )
+
+    # ------------------------------------------------------------------ the loop
+
+    def run_cycle(self) -> bool:
+        """One cycle; True if anything changed."""
+        self.cycles += 1
+        self.time = float(self.cycles)
+        before = self.cluster.changes
+        self._advance_pods()
+        self._run_controllers()
+        ssn = open_session(self.cache.snapshot(), self.conf, self.plugins, self.cache, self.state)
+        for name in self.conf.actions:
+            new_action(name).execute(ssn)
+        close_session(ssn)
+        self.last_session = ssn
+        self._run_controllers()
+        return self.cluster.changes != before
+
+    def run(self, cycles: int | None = None) -> None:
+        if cycles is not None:
+            for _ in range(cycles):
+                self.run_cycle()
+            return
+        for _ in range(DEFAULT_MAX_CYCLES):
+            changed = self.run_cycle()
+            if not changed and not self.pending_timers() and not self.job_requests:
+                break
+
+
+def _as_int(value: object) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0

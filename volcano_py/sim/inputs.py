@@ -1,0 +1,168 @@
+"""Checking and defaulting the simulator's input the way the API server, Volcano's admission
+webhooks and its controllers would, before anything runs: bad input stops here with a message
+naming the file, the document, the object and the field, and nothing is half-applied."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from volcano_py.api.quantity import QuantityError, parse_quantity
+from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
+from volcano_py.sim.loader import Document, SimInputError
+
+log = logging.getLogger(__name__)
+
+VOLCANO_KINDS: Final = {
+    "Queue": "scheduling.volcano.sh/v1beta1",
+    "PodGroup": "scheduling.volcano.sh/v1beta1",
+    "Job": "batch.volcano.sh/v1alpha1",
+    "Command": "bus.volcano.sh/v1alpha1",
+    "HyperNode": "topology.volcano.sh/v1alpha1",
+}
+CORE_KINDS: Final = {
+    "Node": "v1",
+    "Pod": "v1",
+    "Namespace": "v1",
+    "ConfigMap": "v1",
+    "PriorityClass": "scheduling.k8s.io/v1",
+    "PodDisruptionBudget": "policy/v1",
+}
+CONF_KEY: Final = "volcano-scheduler.conf"
+
+
+@dataclass
+class SimInput:
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    conf_text: str | None = None
+    conf_source: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def _check_quantities(document: Document, values: Any, path: str) -> None:
+    if values is None:
+        return
+    if not isinstance(values, Mapping):
+        raise document.error(path, f"expected a map of resource quantities, got {values!r}")
+    for name, value in values.items():
+        try:
+            parse_quantity(value)
+        except QuantityError:
+            raise document.error(f"{path}.{name}", f"invalid quantity {value!r}") from None
+
+
+def _check_pod_spec(document: Document, spec: Any, path: str) -> None:
+    if not isinstance(spec, Mapping):
+        raise document.error(path, "expected an object")
+    for group in ("initContainers", "containers"):
+        containers = spec.get(group) or []
+        if not isinstance(containers, list):
+            raise document.error(f"{path}.{group}", "expected a list")
+        for index, container in enumerate(containers):
+            if not isinstance(container, Mapping):
+                raise document.error(f"{path}.{group}[{index}]", "expected a container object")
+            resources = container.get("resources") or {}
+            for part in ("requests", "limits"):
+                _check_quantities(
+                    document, resources.get(part), f"{path}.{group}[{index}].resources.{part}"
+                )
+    _check_quantities(document, spec.get("overhead"), f"{path}.overhead")
+
+
+def _default_pod(document: Document) -> dict[str, Any]:
+    pod = copy.deepcopy(document.obj)
+    spec = pod.setdefault("spec", {})
+    _check_pod_spec(document, spec, "spec")
+    if not spec.get("containers"):
+        raise document.error("spec.containers", "a pod needs at least one container")
+    spec.setdefault("schedulerName", DEFAULT_SCHEDULER_NAME)
+    status = pod.setdefault("status", {})
+    if not status.get("phase"):
+        status["phase"] = "Running" if spec.get("nodeName") else "Pending"
+    return pod
+
+
+def _default_node(document: Document) -> dict[str, Any]:
+    node = copy.deepcopy(document.obj)
+    status = node.setdefault("status", {})
+    _check_quantities(document, status.get("allocatable"), "status.allocatable")
+    _check_quantities(document, status.get("capacity"), "status.capacity")
+    if not status.get("allocatable") and not status.get("capacity"):
+        raise document.error(
+            "status.allocatable", "a node needs allocatable (or capacity) resources"
+        )
+    status.setdefault("allocatable", dict(status.get("capacity") or {}))
+    status.setdefault("capacity", dict(status["allocatable"]))
+    return node
+
+
+def _validate_volcano(document: Document) -> dict[str, Any]:
+    from volcano_py.models.validation import ModelError, parse_object
+
+    try:
+        parse_object(document.obj)
+    except ModelError as error:
+        raise SimInputError(f"{document.where}: {error}") from None
+    obj = copy.deepcopy(document.obj)
+    if obj["kind"] == "Queue":
+        obj.setdefault("status", {}).setdefault("state", "Open")
+    if obj["kind"] == "Job":
+        _check_job(document, obj)
+    return obj
+
+
+def _check_job(document: Document, job: Mapping[str, Any]) -> None:
+    spec = job.get("spec") or {}
+    tasks = spec.get("tasks") or []
+    if not tasks:
+        raise document.error("spec.tasks", "a Volcano Job needs at least one task")
+    for index, task in enumerate(tasks):
+        template = (task or {}).get("template") or {}
+        _check_pod_spec(document, template.get("spec") or {}, f"spec.tasks[{index}].template.spec")
+
+
+def read_inputs(documents: Sequence[Document]) -> SimInput:
+    """Validate and default every document; unknown kinds are reported and skipped."""
+    result = SimInput()
+    for document in documents:
+        kind = document.kind
+        api_version = str(document.obj.get("apiVersion", ""))
+        if kind in VOLCANO_KINDS:
+            obj = _validate_volcano(document)
+        elif kind in CORE_KINDS:
+            expected = CORE_KINDS[kind]
+            if (
+                api_version
+                and api_version != expected
+                and not (kind == "PodDisruptionBudget" and api_version == "policy/v1beta1")
+            ):
+                raise document.error("apiVersion", f"expected {expected}, got {api_version!r}")
+            if kind == "Pod":
+                obj = _default_pod(document)
+            elif kind == "Node":
+                obj = _default_node(document)
+            elif kind == "PriorityClass":
+                obj = copy.deepcopy(document.obj)
+                if not isinstance(obj.get("value"), int) or isinstance(obj.get("value"), bool):
+                    raise document.error("value", "a PriorityClass needs an integer value")
+            else:
+                obj = copy.deepcopy(document.obj)
+            if kind == "ConfigMap":
+                data = obj.get("data") or {}
+                if isinstance(data, Mapping) and CONF_KEY in data:
+                    result.conf_text = str(data[CONF_KEY])
+                    result.conf_source = f"{document.where}: {document.label}: data.{CONF_KEY}"
+        else:
+            message = (
+                f"{document.where}: {document.label}: kind {api_version} {kind} is not"
+                " simulated; ignored"
+            )
+            result.warnings.append(message)
+            print(f"warning: {message}", file=sys.stderr)
+            continue
+        result.objects.append(obj)
+    return result

@@ -1,0 +1,224 @@
+"""What ``volcano-py simulate`` prints: the JSON contract of SIMULATION.md, or a table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from volcano_py.api.resource import Resource
+from volcano_py.api.types import TaskStatus
+from volcano_py.framework.session import Session
+from volcano_py.sim.cluster import object_key, resource_strings
+from volcano_py.sim.engine import Simulation
+
+_UNPLACED_PHASES = ("", "Pending", "Inqueue", "Unknown")
+
+
+def _deserved(ssn: Session | None) -> dict[str, Resource]:
+    """Queue shares computed by a fair-share plugin (proportion or capacity), if one ran:
+    their ``queue_attributes`` (queue name -> attributes with ``deserved``)."""
+    if ssn is None:
+        return {}
+    for name in ("proportion", "capacity"):
+        attributes = getattr(ssn.plugins.get(name), "queue_attributes", None)
+        if isinstance(attributes, Mapping):
+            found: dict[str, Resource] = {}
+            for queue, attrs in attributes.items():
+                deserved = getattr(attrs, "deserved", None)
+                if isinstance(deserved, Resource):
+                    found[str(queue)] = deserved
+            return found
+    return {}
+
+
+def _pod_entry(pod: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "phase": (pod.get("status") or {}).get("phase", "Pending"),
+        "node": (pod.get("spec") or {}).get("nodeName") or None,
+    }
+
+
+def _conditions(pod_group: Mapping[str, Any]) -> list[dict[str, str]]:
+    return [
+        {k: str(c.get(k, "")) for k in ("type", "status", "reason", "message")}
+        for c in (pod_group.get("status") or {}).get("conditions") or []
+    ]
+
+
+def _enqueue_rejection(sim: Simulation, key: str) -> str | None:
+    """The last reason an enqueue plugin gave for not admitting the PodGroup (Normal event)."""
+    namespace, name = key.split("/", 1)
+    for kind, ns, obj_name, event_type, reason, message in reversed(sim.cluster.events):
+        if (kind, ns, obj_name, event_type, reason) == (
+            "PodGroup",
+            namespace,
+            name,
+            "Normal",
+            "Unschedulable",
+        ):
+            return message
+    return None
+
+
+def _queue_limit(ssn: Session, queue_name: str) -> str | None:
+    """Why a queue takes no more tasks: its share as the fair-share plugin computed it."""
+    for plugin_name in ("proportion", "capacity"):
+        attributes = getattr(ssn.plugins.get(plugin_name), "queue_attributes", None)
+        if isinstance(attributes, Mapping) and queue_name in attributes:
+            attrs = attributes[queue_name]
+            allocated = getattr(attrs, "allocated", None)
+            limit = getattr(
+                attrs, "deserved" if plugin_name == "proportion" else "real_capability", None
+            )
+            if isinstance(allocated, Resource) and isinstance(limit, Resource):
+                word = "deserved" if plugin_name == "proportion" else "capability"
+                used, share = _fmt(resource_strings(allocated)), _fmt(resource_strings(limit))
+                return (
+                    f"queue {queue_name} is at its {word} share: allocated {used} of {word} {share}"
+                )
+    return None
+
+
+def _unschedulable_reason(sim: Simulation, key: str, pod_group: Mapping[str, Any]) -> str | None:
+    """Why a PodGroup is not (fully) placed at the end, in the words of the fit errors; None
+    when nothing of it waits."""
+    ssn = sim.last_session
+    queue = str((pod_group.get("spec") or {}).get("queue") or "default")
+    if sim.cluster.get("Queue", queue) is None:
+        return f'queue "{queue}" does not exist'
+    phase = str((pod_group.get("status") or {}).get("phase", ""))
+    job = ssn.jobs.get(key) if ssn is not None else None
+    if phase in ("", "Pending"):
+        return _enqueue_rejection(sim, key) or "pod group is pending: not admitted to its queue yet"
+    if job is None or ssn is None:
+        return None if phase not in _UNPLACED_PHASES else "pod group is not ready"
+    waiting = sorted(
+        [*job.tasks_in(TaskStatus.PENDING).values(), *job.tasks_in(TaskStatus.PIPELINED).values()],
+        key=lambda task: task.name,
+    )
+    if not waiting:
+        return None if phase not in _UNPLACED_PHASES else job.fit_error()
+    for task in waiting:
+        errors = job.nodes_fit_errors.get(task.uid)
+        if errors is not None:
+            return errors.message()
+    if job.job_fit_errors:
+        return job.job_fit_errors
+    queue_info = ssn.queues.get(job.queue)
+    if queue_info is not None and not ssn.allocatable(queue_info, waiting[0]):
+        return _queue_limit(ssn, job.queue) or f"queue {job.queue} cannot take more tasks"
+    return job.fit_error()
+
+
+def _shown_key(key: str, pod_group: Mapping[str, Any]) -> str:
+    """A Volcano Job's PodGroup is shown under the job's name (``ns/job``), not under the
+    generated ``<job>-<uid>`` name a person never typed."""
+    meta = pod_group.get("metadata") or {}
+    for owner in meta.get("ownerReferences") or []:
+        if owner.get("kind") == "Job" and str(owner.get("apiVersion", "")).startswith(
+            "batch.volcano.sh"
+        ):
+            return f"{meta.get('namespace') or 'default'}/{owner.get('name')}"
+    return key
+
+
+def build_report(sim: Simulation) -> dict[str, Any]:
+    cluster = sim.cluster
+    deserved = _deserved(sim.last_session)
+    pods = {key: _pod_entry(pod) for key, pod in cluster.items("Pod")}
+    for key in cluster.binds:
+        pods.setdefault(key, {"phase": "Deleted", "node": cluster.binds[key]})
+    for key in cluster.evictions:
+        pods.setdefault(key, {"phase": "Deleted", "node": cluster.binds.get(key)})
+    pod_groups: dict[str, Any] = {}
+    unschedulable: dict[str, str] = {}
+    for key, pod_group in cluster.items("PodGroup"):
+        shown = _shown_key(key, pod_group)
+        pod_groups[shown] = {
+            "phase": (pod_group.get("status") or {}).get("phase", "Pending"),
+            "conditions": _conditions(pod_group),
+        }
+        reason = _unschedulable_reason(sim, key, pod_group)
+        if reason is not None:
+            unschedulable[shown] = reason
+    jobs = {
+        key: {
+            "phase": ((job.get("status") or {}).get("state") or {}).get("phase", "Pending"),
+            "retryCount": (job.get("status") or {}).get("retryCount", 0),
+        }
+        for key, job in cluster.items("Job")
+    }
+    queues: dict[str, Any] = {}
+    for name, queue in cluster.items("Queue"):
+        spec, status = queue.get("spec") or {}, queue.get("status") or {}
+        entry: dict[str, Any] = {
+            "state": status.get("state", "Open"),
+            "allocated": resource_strings(Resource.from_list(status.get("allocated") or {})),
+        }
+        if name in deserved:
+            entry["deserved"] = resource_strings(deserved[name])
+        elif spec.get("deserved"):
+            entry["deserved"] = dict(spec["deserved"])
+        if spec.get("capability"):
+            entry["capability"] = dict(spec["capability"])
+        queues[name] = entry
+    return {
+        "cycles": sim.cycles,
+        "binds": dict(sorted(cluster.binds.items())),
+        "evictions": list(cluster.evictions),
+        "pods": pods,
+        "podgroups": pod_groups,
+        "jobs": jobs,
+        "queues": queues,
+        "unschedulable": unschedulable,
+    }
+
+
+def render_json(report: Mapping[str, Any]) -> str:
+    return json.dumps(report, indent=2, sort_keys=False) + "\n"
+
+
+def render_table(report: Mapping[str, Any]) -> str:
+    """For people: pods by node, waiting groups with their reasons, queue usage."""
+    lines = [f"Simulated {report['cycles']} scheduling cycle(s).", ""]
+    by_node: dict[str, list[str]] = {}
+    waiting: list[str] = []
+    for key, pod in report["pods"].items():
+        if pod["node"] and pod["phase"] not in ("Deleted",):
+            by_node.setdefault(pod["node"], []).append(f"{key} ({pod['phase']})")
+        elif pod["phase"] == "Pending":
+            waiting.append(key)
+    lines.append("PODS BY NODE")
+    if not by_node:
+        lines.append("  (none placed)")
+    for node in sorted(by_node):
+        lines.append(f"  {node}:")
+        lines.extend(f"    {pod}" for pod in sorted(by_node[node]))
+    if waiting:
+        lines.append("  pending: " + ", ".join(sorted(waiting)))
+    if report["evictions"]:
+        lines += ["", "EVICTIONS"] + [f"  {key}" for key in report["evictions"]]
+    lines += ["", "POD GROUPS"]
+    width = max((len(k) for k in report["podgroups"]), default=10)
+    for key, pod_group in report["podgroups"].items():
+        lines.append(f"  {key:<{width}}  {pod_group['phase']}")
+        reason = report["unschedulable"].get(key)
+        if reason:
+            lines.append(f"  {'':<{width}}  why: {reason}")
+    lines += ["", "QUEUES"]
+    for name, queue in report["queues"].items():
+        parts = [f"state {queue['state']}", f"allocated {_fmt(queue['allocated'])}"]
+        if "deserved" in queue:
+            parts.append(f"deserved {_fmt(queue['deserved'])}")
+        if "capability" in queue:
+            parts.append(f"capability {_fmt(queue['capability'])}")
+        lines.append(f"  {name}: " + ", ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(resources: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in resources.items()) + "}"
+
+
+__all__ = ["build_report", "object_key", "render_json", "render_table"]
