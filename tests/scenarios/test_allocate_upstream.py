@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from builders import build_node, build_pod, build_pod_group, build_queue
 from builders import resource_list as rl
-from harness import Case, check, run_case
-from upstream_fixtures import TASK_SPEC, case_param, needs
+from harness import Case
+from upstream_fixtures import TASK_SPEC, case_param, check_every_seed, needs
 
 # TestAllocate: one tier, every plugin registered.
 ALLOCATE_TIER = {
@@ -229,7 +229,7 @@ TEST_ALLOCATE = [
 )
 def test_allocate(case: Case) -> None:
     """allocate_test.go TestAllocate."""
-    check(case, run_case(case, ["allocate"]))
+    check_every_seed(case, ["allocate"])
 
 
 # TestFareShareAllocate: no gang; proportion's allocatable flag explicitly false.
@@ -309,7 +309,7 @@ TEST_FARE_SHARE_ALLOCATE = [
 )
 def test_fare_share_allocate(case: Case) -> None:
     """allocate_test.go TestFareShareAllocate."""
-    check(case, run_case(case, ["allocate"]))
+    check_every_seed(case, ["allocate"])
 
 
 NOT_PORTED = {
