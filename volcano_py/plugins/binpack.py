@@ -1,0 +1,152 @@
+"""binpack: prefer the nodes a task fills most (``plugins/binpack/binpack.go``).
+
+For each resource the task requests that has a weight::
+
+    score += weight * (used + request) / allocatable     (0 if the node has none of it)
+
+then ``score / sum(weights) * 100 * binpack.weight``. A node where any weighted resource
+would overflow scores 0 altogether. ``pods`` carries no weight unless listed, so it is ignored.
+
+Arguments: ``binpack.weight`` (1; 0 registers nothing), ``binpack.cpu`` (1),
+``binpack.memory`` (1), ``binpack.resources`` (comma-separated extra names) and
+``binpack.resources.<name>`` (1). Negative resource weights fall back to 1.
+
+Upstream registers a per-node NodeOrderFn; here the same arithmetic runs over the session's
+NodeMatrix for all candidate rows at once (a BatchNodeOrderFn, summed the same way), and
+``binpack_score`` keeps the per-node rule as the reference.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+
+from volcano_py.api.node_matrix import FloatArray, IntArray, NodeMatrix
+from volcano_py.api.resource import CPU, MEMORY, Resource
+from volcano_py.api.task import TaskInfo
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.session import Session
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME: Final = "binpack"
+BINPACK_WEIGHT: Final = "binpack.weight"
+BINPACK_CPU: Final = "binpack.cpu"
+BINPACK_MEMORY: Final = "binpack.memory"
+BINPACK_RESOURCES: Final = "binpack.resources"
+BINPACK_RESOURCES_PREFIX: Final = BINPACK_RESOURCES + "."
+MAX_NODE_SCORE: Final = 100
+
+
+@dataclass(frozen=True, slots=True)
+class BinpackWeights:
+    weight: int = 1
+    cpu: int = 1
+    memory: int = 1
+    # Every weighted resource, cpu and memory included.
+    resources: dict[str, int] = field(default_factory=lambda: {CPU: 1, MEMORY: 1})
+
+    @classmethod
+    def from_arguments(cls, arguments: Arguments) -> BinpackWeights:
+        weight = arguments.get_int(BINPACK_WEIGHT, 1)
+        cpu = arguments.get_int(BINPACK_CPU, 1)
+        cpu = 1 if cpu < 0 else cpu
+        memory = arguments.get_int(BINPACK_MEMORY, 1)
+        memory = 1 if memory < 0 else memory
+        listed = arguments.get(BINPACK_RESOURCES)
+        resources: dict[str, int] = {}
+        for raw_name in (listed if isinstance(listed, str) else "").split(","):
+            name = raw_name.strip()
+            if not name:
+                continue
+            resource_weight = arguments.get_int(BINPACK_RESOURCES_PREFIX + name, 1)
+            resources[name] = 1 if resource_weight < 0 else resource_weight
+        resources[CPU] = cpu
+        resources[MEMORY] = memory
+        return cls(weight, cpu, memory, resources)
+
+
+def binpack_score(
+    request: Resource, allocatable: Resource, used: Resource, weights: BinpackWeights
+) -> float:
+    """``BinPackingScore`` for one node (the readable reference)."""
+    score = 0.0
+    weight_sum = 0
+    for name in request.resource_names():
+        wanted = request.get(name)
+        if wanted == 0:
+            continue
+        resource_weight = weights.resources.get(name)
+        if resource_weight is None:
+            continue
+        capacity = allocatable.get(name)
+        if capacity == 0 or resource_weight == 0:
+            resource_score = 0.0
+        else:
+            used_finally = wanted + used.get(name)
+            if used_finally > capacity:
+                return 0.0
+            resource_score = used_finally * float(resource_weight) / capacity
+        score += resource_score
+        weight_sum += resource_weight
+    if weight_sum > 0:
+        score /= float(weight_sum)
+    return score * float(MAX_NODE_SCORE * weights.weight)
+
+
+def binpack_scores(
+    request: Resource, matrix: NodeMatrix, rows: IntArray, weights: BinpackWeights
+) -> FloatArray:
+    """``binpack_score`` for the nodes at ``rows``, over the matrix's allocatable and used."""
+    score = np.zeros(len(rows))
+    overflow = np.zeros(len(rows), dtype=np.bool_)
+    weight_sum = 0
+    columns = matrix.index.columns
+    for name in request.resource_names():
+        wanted = request.get(name)
+        resource_weight = weights.resources.get(name)
+        if wanted == 0 or resource_weight is None:
+            continue
+        weight_sum += resource_weight
+        column = columns.get(name)
+        # No column (or one registered after the arrays were sized): no node has any.
+        if resource_weight == 0 or column is None or column >= matrix.allocatable.shape[1]:
+            continue
+        capacity = matrix.allocatable[rows, column]
+        used_finally = wanted + matrix.used[rows, column]
+        has = capacity != 0
+        overflow |= has & (used_finally > capacity)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score += np.where(has, used_finally * float(resource_weight) / capacity, 0.0)
+    if weight_sum > 0:
+        score /= float(weight_sum)
+    result: FloatArray = np.where(overflow, 0.0, score * float(MAX_NODE_SCORE * weights.weight))
+    return result
+
+
+class BinpackPlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.weights = BinpackWeights.from_arguments(arguments)
+
+    def on_session_open(self, ssn: Session) -> None:
+        weights = self.weights
+        if weights.weight == 0:
+            log.info("binpack weight is zero, skip node order function")
+            return
+
+        def batch_node_order(task: TaskInfo, rows: IntArray) -> FloatArray:
+            return binpack_scores(task.resreq, ssn.matrix, rows, weights)
+
+        ssn.add_batch_node_order_fn(self.name, batch_node_order)
+
+    def on_session_close(self, ssn: Session) -> None:
+        return None
+
+
+def new(arguments: Arguments) -> BinpackPlugin:
+    return BinpackPlugin(arguments)

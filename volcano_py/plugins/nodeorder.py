@@ -1,0 +1,447 @@
+"""nodeorder: kube-scheduler's scoring plugins, weighted (``plugins/nodeorder/nodeorder.go``).
+
+One BatchNodeOrderFn scores the candidate rows with every scorer whose weight is not 0; each
+scorer yields 0-100 per node (after its own normalisation over the candidates) and is
+multiplied by its weight:
+
+==========================  =======  ==================================================
+argument                    default  scorer
+==========================  =======  ==================================================
+``leastrequested.weight``   1        NodeResourcesFit LeastAllocated (cpu, memory)
+``mostrequested.weight``    0        NodeResourcesFit MostAllocated (cpu, memory)
+``balancedresource.weight`` 1        NodeResourcesBalancedAllocation (cpu, memory, GPU)
+``nodeaffinity.weight``     2        NodeAffinity, preferred terms
+``podaffinity.weight``      2        InterPodAffinity, preferred terms
+``tainttoleration.weight``  3        TaintToleration, PreferNoSchedule taints
+``imagelocality.weight``    1        ImageLocality: not ported (no image states cached)
+``podtopologyspread.weight`` 2       PodTopologySpread: not ported
+==========================  =======  ==================================================
+
+The resource scorers are vectorised over the session's NodeMatrix; ``*_reference`` functions
+state each rule per node with integers, and Hypothesis tests prove the two agree.
+
+Node "requested" amounts are those of the pods kube-scheduler's node snapshot holds (see
+``predicates.session_pods``): the matrix's used + pipelined at session open, then every pod
+event. LeastAllocated and MostAllocated count a container without a cpu (memory) request as
+100m (200Mi), kube-scheduler's non-zero defaults; BalancedAllocation counts real requests.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from volcano_py.api.node_matrix import FloatArray, IntArray
+from volcano_py.api.quantity import quantity_milli_value, quantity_value
+from volcano_py.api.resource import CPU, GPU, MEMORY
+from volcano_py.api.task import TaskInfo
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.session import Session
+from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
+from volcano_py.plugins.predicates.node_index import NodeIndex, preferred_scores
+from volcano_py.plugins.predicates.pod_affinity import ScoreState
+from volcano_py.plugins.predicates.podspec import (
+    Frozen,
+    affinity,
+    containers,
+    freeze,
+    init_containers,
+    mapping,
+    spec,
+    tolerations,
+)
+from volcano_py.plugins.predicates.selectors import preferred_node_terms
+from volcano_py.plugins.predicates.session_pods import SessionPods
+from volcano_py.plugins.predicates.taints import (
+    Toleration,
+    intolerable_prefer_no_schedule,
+    prefer_no_schedule_tolerations,
+)
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME: Final = "nodeorder"
+MAX_NODE_SCORE: Final = 100
+# kube-scheduler's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest.
+DEFAULT_MILLI_CPU_REQUEST: Final = 100
+DEFAULT_MEMORY_REQUEST: Final = 200 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    least_requested: int = 1
+    most_requested: int = 0
+    balanced_resource: int = 1
+    node_affinity: int = 2
+    pod_affinity: int = 2
+    taint_toleration: int = 3
+    image_locality: int = 1
+    pod_topology_spread: int = 2
+
+    @classmethod
+    def from_arguments(cls, arguments: Arguments) -> Weights:
+        return cls(
+            least_requested=arguments.get_int("leastrequested.weight", 1),
+            most_requested=arguments.get_int("mostrequested.weight", 0),
+            balanced_resource=arguments.get_int("balancedresource.weight", 1),
+            node_affinity=arguments.get_int("nodeaffinity.weight", 2),
+            pod_affinity=arguments.get_int("podaffinity.weight", 2),
+            taint_toleration=arguments.get_int("tainttoleration.weight", 3),
+            image_locality=arguments.get_int("imagelocality.weight", 1),
+            pod_topology_spread=arguments.get_int("podtopologyspread.weight", 2),
+        )
+
+
+# ---------------------------------------------------------------------- pod requests
+
+
+def _requests(container: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A container's requests, a limit standing in for a missing request (API defaulting)."""
+    resources = mapping(container.get("resources"))
+    requests = dict(mapping(resources.get("requests")))
+    for name, limit in mapping(resources.get("limits")).items():
+        requests.setdefault(name, limit)
+    return requests
+
+
+def non_zero_request(pod: Mapping[str, Any], cpu: float, memory: float) -> tuple[float, float]:
+    """``(milli cpu, memory)`` of ``PodRequests`` with ``NonMissingContainerRequests``: each
+    container (init containers too) that does not name cpu or memory counts the default.
+    ``cpu``/``memory`` are the pod's real requests, returned as is when nothing is missing."""
+    pod_containers, pod_inits = containers(pod), init_containers(pod)
+    listed = [_requests(c) for c in (*pod_containers, *pod_inits)]
+    if all(CPU in r and MEMORY in r for r in listed):
+        return cpu, memory
+
+    def amounts(requests: Mapping[str, Any]) -> tuple[int, int]:
+        milli = (
+            quantity_milli_value(requests[CPU]) if CPU in requests else DEFAULT_MILLI_CPU_REQUEST
+        )
+        size = quantity_value(requests[MEMORY]) if MEMORY in requests else DEFAULT_MEMORY_REQUEST
+        return milli, size
+
+    total_cpu = total_memory = 0
+    for container in pod_containers:
+        milli, size = amounts(_requests(container))
+        total_cpu, total_memory = total_cpu + milli, total_memory + size
+    sidecar_cpu = sidecar_memory = init_cpu = init_memory = 0
+    for container in pod_inits:
+        milli, size = amounts(_requests(container))
+        if container.get("restartPolicy") == "Always":
+            total_cpu, total_memory = total_cpu + milli, total_memory + size
+            sidecar_cpu, sidecar_memory = sidecar_cpu + milli, sidecar_memory + size
+            running_cpu, running_memory = sidecar_cpu, sidecar_memory
+        else:
+            running_cpu, running_memory = milli + sidecar_cpu, size + sidecar_memory
+        init_cpu, init_memory = max(init_cpu, running_cpu), max(init_memory, running_memory)
+    total_cpu, total_memory = max(total_cpu, init_cpu), max(total_memory, init_memory)
+    pod_level = mapping(mapping(spec(pod).get("resources")).get("requests"))
+    if CPU in pod_level:
+        total_cpu = quantity_milli_value(pod_level[CPU])
+    if MEMORY in pod_level:
+        total_memory = quantity_value(pod_level[MEMORY])
+    overhead = mapping(spec(pod).get("overhead"))
+    if CPU in overhead:
+        total_cpu += quantity_milli_value(overhead[CPU])
+    if MEMORY in overhead:
+        total_memory += quantity_value(overhead[MEMORY])
+    return float(total_cpu), float(total_memory)
+
+
+def task_non_zero(task: TaskInfo) -> tuple[float, float]:
+    return non_zero_request(task.pod, task.resreq.milli_cpu, task.resreq.memory)
+
+
+# ---------------------------------------------------------------------- resource scorers
+
+
+def least_allocated_reference(requested: Sequence[float], allocatable: Sequence[float]) -> int:
+    """``leastResourceScorer`` with equal weights: per resource the node has,
+    ``(allocatable - requested) * 100 / allocatable`` (0 when over), averaged, integers."""
+    total = count = 0
+    for want, have in zip(requested, allocatable, strict=True):
+        if have == 0:
+            continue
+        total += 0 if want > have else int((have - want) * MAX_NODE_SCORE // have)
+        count += 1
+    return total // count if count else 0
+
+
+def most_allocated_reference(requested: Sequence[float], allocatable: Sequence[float]) -> int:
+    """``mostResourceScorer``: ``requested * 100 / allocatable``, requested capped."""
+    total = count = 0
+    for want, have in zip(requested, allocatable, strict=True):
+        if have == 0:
+            continue
+        total += int(min(want, have) * MAX_NODE_SCORE // have)
+        count += 1
+    return total // count if count else 0
+
+
+def balanced_allocation_reference(requested: Sequence[float], allocatable: Sequence[float]) -> int:
+    """``balancedResourceScorer``: ``(1 - std of the requested fractions) * 100``."""
+    fractions = [
+        min(want / have, 1.0)
+        for want, have in zip(requested, allocatable, strict=True)
+        if have != 0
+    ]
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        total = 0.0
+        for fraction in fractions:
+            total += fraction
+        mean = total / len(fractions)
+        spread = 0.0
+        for fraction in fractions:
+            spread = spread + (fraction - mean) * (fraction - mean)
+        std = float(np.sqrt(spread / len(fractions)))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def least_allocated(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
+    """``least_allocated_reference`` for every row of ``requested``/``allocatable`` [n, r]."""
+    has = allocatable != 0
+    safe = np.where(has, allocatable, 1.0)
+    per = np.floor_divide((allocatable - requested) * MAX_NODE_SCORE, safe)
+    per = np.where(has & (requested <= allocatable), per, 0.0)
+    count = has.sum(axis=1)
+    return np.where(count > 0, np.floor_divide(per.sum(axis=1), np.maximum(count, 1)), 0.0)
+
+
+def most_allocated(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
+    """``most_allocated_reference`` for every row."""
+    has = allocatable != 0
+    safe = np.where(has, allocatable, 1.0)
+    per = np.floor_divide(np.minimum(requested, allocatable) * MAX_NODE_SCORE, safe)
+    per = np.where(has, per, 0.0)
+    count = has.sum(axis=1)
+    return np.where(count > 0, np.floor_divide(per.sum(axis=1), np.maximum(count, 1)), 0.0)
+
+
+def balanced_allocation(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
+    """``balanced_allocation_reference`` for every row, with the same float operations in the
+    same order, so the results are identical bit for bit."""
+    rows, columns = requested.shape
+    has = allocatable != 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fractions = np.minimum(requested / np.where(has, allocatable, 1.0), 1.0)
+    count = has.sum(axis=1)
+    # Pack each row's used fractions to the left, keeping their order.
+    order = np.argsort(~has, axis=1, kind="stable")
+    packed = np.take_along_axis(np.where(has, fractions, 0.0), order, axis=1)
+    std = np.zeros(rows)
+    if columns >= 2:
+        two = np.abs((packed[:, 0] - packed[:, 1]) / 2)
+        std = np.where(count == 2, two, std)
+    if columns >= 3:
+        used = np.arange(columns) < count[:, None]
+        total = np.zeros(rows)
+        for column in range(columns):
+            total = np.where(used[:, column], total + packed[:, column], total)
+        mean = total / np.maximum(count, 1)
+        spread = np.zeros(rows)
+        for column in range(columns):
+            deviation = packed[:, column] - mean
+            spread = np.where(used[:, column], spread + deviation * deviation, spread)
+        many = np.sqrt(spread / np.maximum(count, 1))
+        std = np.where(count > 2, many, std)
+    return np.trunc((1 - std) * MAX_NODE_SCORE)
+
+
+# ---------------------------------------------------------------------- normalisation
+
+
+def default_normalize(scores: FloatArray, reverse: bool) -> FloatArray:
+    """``helper.DefaultNormalizeScore``: scale to 0-100 by the maximum (integers)."""
+    highest = float(scores.max()) if len(scores) else 0.0
+    if highest <= 0:
+        return np.full(len(scores), float(MAX_NODE_SCORE)) if reverse else np.zeros(len(scores))
+    scaled = np.floor_divide(MAX_NODE_SCORE * scores, highest)
+    return MAX_NODE_SCORE - scaled if reverse else scaled
+
+
+def min_max_normalize(scores: FloatArray) -> FloatArray:
+    """InterPodAffinity's ``NormalizeScore``: ``100 * (s - min) / (max - min)``, truncated."""
+    if not len(scores):
+        return scores
+    low, high = float(scores.min()), float(scores.max())
+    if high - low <= 0:
+        return np.zeros(len(scores))
+    return np.trunc(MAX_NODE_SCORE * ((scores - low) / (high - low)))
+
+
+# ---------------------------------------------------------------------- per-session state
+
+
+class RequestedTracker:
+    """What kube-scheduler's node snapshot counts as requested on each node: real requests
+    (cpu, memory, GPU) and non-zero requests (cpu, memory), kept current by pod events."""
+
+    def __init__(self, ssn: Session, pods: SessionPods) -> None:
+        matrix = ssn.matrix
+        size = len(ssn.node_list)
+        gpu = matrix.index.columns.get(GPU)
+        held = matrix.used[:size] + matrix.pipelined[:size]
+        self.requested = np.zeros((size, 3))
+        self.requested[:, 0] = held[:, 0]
+        self.requested[:, 1] = held[:, 1]
+        if gpu is not None:
+            self.requested[:, 2] = held[:, gpu]
+        self.allocatable = np.zeros((size, 3))
+        self.allocatable[:, :2] = matrix.allocatable[:size, :2]
+        if gpu is not None:
+            self.allocatable[:, 2] = matrix.allocatable[:size, gpu]
+        # Non-zero minus real requests per node; rows are filled in when first scored.
+        self._extra = np.zeros((size, 2))
+        self._known = np.zeros(size, dtype=np.bool_)
+        self.pods = pods
+        pods.subscribe(self._changed)
+
+    def non_zero_requested(self, rows: IntArray) -> FloatArray:
+        for row in rows[~self._known[rows]]:
+            extra_cpu = extra_memory = 0.0
+            for task in self.pods.pods(int(row)):
+                cpu, memory = task_non_zero(task)
+                extra_cpu += cpu - task.resreq.milli_cpu
+                extra_memory += memory - task.resreq.memory
+            self._extra[row] = (extra_cpu, extra_memory)
+            self._known[row] = True
+        result: FloatArray = self.requested[rows, :2] + self._extra[rows]
+        return result
+
+    def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
+        resreq = task.resreq
+        self.requested[row] += sign * np.array(
+            [resreq.milli_cpu, resreq.memory, resreq.scalar_resources.get(GPU, 0.0)]
+        )
+        if self._known[row]:
+            cpu, memory = task_non_zero(task)
+            self._extra[row] += sign * np.array([cpu - resreq.milli_cpu, memory - resreq.memory])
+
+
+class StaticScores:
+    """Raw scores that depend only on the node and a pod signature, cached per signature."""
+
+    def __init__(self, index: NodeIndex) -> None:
+        self.index = index
+        self._node_affinity: dict[Frozen, FloatArray | None] = {}
+        self._taints: dict[Frozen, FloatArray] = {}
+
+    def node_affinity(self, task: TaskInfo) -> FloatArray | None:
+        """Summed weights of the matching preferred terms; None when the pod has none
+        (PreScore ``Skip``) or they do not parse (PreScore fails upstream)."""
+        section = mapping(affinity(task.pod).get("nodeAffinity"))
+        raw = section.get("preferredDuringSchedulingIgnoredDuringExecution")
+        if raw is None:
+            return None
+        key = freeze(raw)
+        if key not in self._node_affinity:
+            terms, error = preferred_node_terms(section)
+            if error:
+                log.warning("nodeorder: task %s: preferred node affinity: %s", task.key, error)
+                self._node_affinity[key] = None
+            else:
+                self._node_affinity[key] = preferred_scores(terms, self.index)
+        return self._node_affinity[key]
+
+    def intolerable_taints(self, task: TaskInfo) -> FloatArray:
+        """Untolerated ``PreferNoSchedule`` taints per node."""
+        raw = tolerations(task.pod)
+        key = freeze(raw)
+        counts = self._taints.get(key)
+        if counts is None:
+            narrowed = prefer_no_schedule_tolerations([Toleration.of(t) for t in raw])
+            group_of, groups = self.index.taint_groups()
+            per_group = np.array(
+                [intolerable_prefer_no_schedule(taints, narrowed) for taints in groups], dtype=float
+            )
+            counts = self._taints[key] = per_group[group_of]
+        return counts
+
+
+def pod_affinity_scores(state: ScoreState, index: NodeIndex, rows: IntArray) -> FloatArray:
+    """``ScoreState.score`` for the nodes at ``rows``, one lookup table per topology key."""
+    scores = np.zeros(len(rows))
+    for key, values in state.topology_score.items():
+        column = index.column(key)
+        table = np.zeros(len(column.values) + 1)
+        for value, score in values.items():
+            slot = column.lookup.get(value)
+            if slot is not None:
+                table[slot] = score
+        scores += table[column.slots[rows]]
+    return scores
+
+
+# ---------------------------------------------------------------------- the plugin
+
+
+class NodeOrderPlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.weights = Weights.from_arguments(arguments)
+
+    def on_session_open(self, ssn: Session) -> None:
+        weights = self.weights
+        index = NodeIndex(ssn.node_list)
+        pods = SessionPods(ssn)
+        ssn.add_event_handler(pods.handler(self.name))
+        requested = RequestedTracker(ssn, pods)
+        static = StaticScores(index)
+        tracker = AffinityTracker(pods, index) if weights.pod_affinity else None
+        gpu_column = 2
+
+        def batch_node_order(task: TaskInfo, rows: IntArray) -> FloatArray:
+            total = np.zeros(len(rows))
+            if not len(rows):
+                return total
+            allocatable = requested.allocatable[rows, :2]
+            if weights.least_requested or weights.most_requested:
+                pod_cpu, pod_memory = task_non_zero(task)
+                want = requested.non_zero_requested(rows) + np.array([pod_cpu, pod_memory])
+                if weights.least_requested:
+                    total += weights.least_requested * least_allocated(want, allocatable)
+                if weights.most_requested:
+                    total += weights.most_requested * most_allocated(want, allocatable)
+            if weights.balanced_resource:
+                resreq = task.resreq
+                pod = np.array(
+                    [resreq.milli_cpu, resreq.memory, resreq.scalar_resources.get(GPU, 0.0)]
+                )
+                # Best-effort pods are not scored (kube-scheduler #129138).
+                if pod.any():
+                    want = requested.requested[rows] + pod
+                    have = requested.allocatable[rows].copy()
+                    if pod[gpu_column] == 0:
+                        have[:, gpu_column] = 0.0  # an extended resource counts only if asked for
+                    total += weights.balanced_resource * balanced_allocation(want, have)
+            if weights.node_affinity:
+                raw = static.node_affinity(task)
+                if raw is not None:
+                    total += weights.node_affinity * default_normalize(raw[rows], reverse=False)
+            if weights.taint_toleration:
+                raw = static.intolerable_taints(task)
+                total += weights.taint_toleration * default_normalize(raw[rows], reverse=True)
+            if tracker is not None:
+                state = tracker.score_state(task)
+                if state.topology_score:
+                    raw = pod_affinity_scores(state, index, rows)
+                    total += weights.pod_affinity * min_max_normalize(raw)
+            return total
+
+        ssn.add_batch_node_order_fn(self.name, batch_node_order)
+
+    def on_session_close(self, ssn: Session) -> None:
+        return None
+
+
+def new(arguments: Arguments) -> NodeOrderPlugin:
+    return NodeOrderPlugin(arguments)

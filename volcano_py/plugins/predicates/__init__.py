@@ -1,0 +1,13 @@
+"""predicates: kube-scheduler's filters, ported and vectorised (``plugins/predicates``).
+
+``plugin`` wires the hooks; the other modules hold one concern each: ``selectors`` (label
+selectors, node affinity), ``taints``, ``ports``, ``pod_affinity`` (+ ``affinity_tracker``),
+``node_index`` (columnar node views for the vectorised versions), ``masks`` (the static and
+pod-count NodeMasks), ``session_pods`` (each node's pods as the session changes them).
+"""
+
+from __future__ import annotations
+
+from volcano_py.plugins.predicates.plugin import PLUGIN_NAME, PredicatesPlugin, new
+
+__all__ = ["PLUGIN_NAME", "PredicatesPlugin", "new"]

@@ -1,0 +1,157 @@
+"""Session bookkeeping for inter-pod affinity: parsed terms per pod, the pods that carry
+affinity per node, and the filter and score states per incoming-pod signature, all kept
+current by the session's pod events.
+
+The states are what kube-scheduler rebuilds in PreFilter / PreScore for every pod by scanning
+the cluster; here a state is built once per signature and then updated by each event, which
+is what its ``AddPod`` / ``RemovePod`` extensions do. The number of live states is bounded
+so a session with thousands of distinct pods does not pay for updating all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Final, TypeVar
+
+from volcano_py.api.task import TaskInfo
+from volcano_py.plugins.predicates.node_index import NodeIndex
+from volcano_py.plugins.predicates.pod_affinity import (
+    FilterState,
+    PodAffinityInfo,
+    ScoreState,
+    parse_pod_affinity,
+)
+from volcano_py.plugins.predicates.podspec import Frozen, affinity, freeze, has_pod_affinity, labels
+from volcano_py.plugins.predicates.session_pods import SessionPods
+
+MAX_STATES: Final = 256
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class AffinityTracker:
+    def __init__(self, pods: SessionPods, index: NodeIndex) -> None:
+        self.pods = pods
+        self.index = index
+        self._infos: dict[str, tuple[Mapping[str, object], PodAffinityInfo]] = {}
+        # Per row, the pods with any inter-pod affinity section, by task key (built lazily).
+        self._with_affinity: list[dict[str, PodAffinityInfo]] | None = None
+        self._signatures: dict[str, tuple[Mapping[str, object], Frozen]] = {}
+        self._filter_states: dict[Frozen, FilterState] = {}
+        self._score_states: dict[Frozen, ScoreState] = {}
+        pods.subscribe(self._changed)
+
+    # ------------------------------------------------------------------ lookups
+
+    def info(self, task: TaskInfo) -> PodAffinityInfo:
+        cached = self._infos.get(task.key)
+        if cached is not None and cached[0] is task.pod:
+            return cached[1]
+        if has_pod_affinity(task.pod):
+            info = parse_pod_affinity(task.pod)
+        else:
+            # Most pods have no affinity; skip the parser for them.
+            info = PodAffinityInfo(task.namespace, labels(task.pod))
+        self._infos[task.key] = (task.pod, info)
+        return info
+
+    def with_affinity(self) -> Iterator[tuple[int, dict[str, PodAffinityInfo]]]:
+        """(row, pods with affinity on it) for every row that has any."""
+        if self._with_affinity is None:
+            rows: list[dict[str, PodAffinityInfo]] = []
+            for row in range(self.index.size):
+                held = {
+                    task.key: self.info(task)
+                    for task in self.pods.pods(row)
+                    if has_pod_affinity(task.pod)
+                }
+                rows.append(held)
+            self._with_affinity = rows
+        for row, held in enumerate(self._with_affinity):
+            if held:
+                yield row, held
+
+    def signature(self, task: TaskInfo) -> Frozen:
+        """What the affinity states depend on: namespace, labels and inter-pod affinity."""
+        cached = self._signatures.get(task.uid)
+        if cached is not None and cached[0] is task.pod:
+            return cached[1]
+        section = affinity(task.pod)
+        key = (
+            task.namespace,
+            freeze(labels(task.pod)),
+            freeze(section.get("podAffinity")),
+            freeze(section.get("podAntiAffinity")),
+        )
+        self._signatures[task.uid] = (task.pod, key)
+        return key
+
+    # ------------------------------------------------------------------ states
+
+    def filter_state(self, task: TaskInfo) -> FilterState:
+        key = self.signature(task)
+        state = self._filter_states.get(key)
+        if state is None:
+            state = self._build_filter_state(self.info(task))
+            _bounded_put(self._filter_states, key, state)
+        return state
+
+    def _build_filter_state(self, incoming: PodAffinityInfo) -> FilterState:
+        state = FilterState(incoming)
+        for row, held in self.with_affinity():
+            node_labels = self.index.labels(row)
+            for pod in held.values():
+                state.add_existing_anti(pod, node_labels, 1)
+        if state.has_own_terms:
+            for row in range(self.index.size):
+                node_labels = self.index.labels(row)
+                for task in self.pods.pods(row):
+                    state.add_matching(task.namespace, labels(task.pod), node_labels, 1)
+        return state
+
+    def score_state(self, task: TaskInfo) -> ScoreState:
+        key = self.signature(task)
+        state = self._score_states.get(key)
+        if state is None:
+            state = ScoreState(self.info(task))
+            if state.has_constraints:
+                for row in range(self.index.size):
+                    node_labels = self.index.labels(row)
+                    for existing in self.pods.pods(row):
+                        state.add_existing(self.info(existing), node_labels, 1)
+            else:
+                for row, held in self.with_affinity():
+                    node_labels = self.index.labels(row)
+                    for pod in held.values():
+                        state.add_existing(pod, node_labels, 1)
+            _bounded_put(self._score_states, key, state)
+        return state
+
+    # ------------------------------------------------------------------ events
+
+    def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
+        with_affinity = has_pod_affinity(task.pod)
+        info = self.info(task)
+        if self._with_affinity is not None and with_affinity:
+            held = self._with_affinity[row]
+            if sign > 0:
+                held[task.key] = info
+            else:
+                held.pop(task.key, None)
+        node_labels = self.index.labels(row)
+        for filter_state in self._filter_states.values():
+            if info.required_anti:
+                filter_state.add_existing_anti(info, node_labels, sign)
+            if filter_state.has_own_terms:
+                filter_state.add_matching(info.namespace, info.labels, node_labels, sign)
+        for score_state in self._score_states.values():
+            if score_state.has_constraints or with_affinity:
+                score_state.add_existing(info, node_labels, sign)
+
+
+def _bounded_put(states: dict[K, V], key: K, value: V) -> None:
+    if len(states) >= MAX_STATES:
+        # Drop the oldest; it is rebuilt from the session's pods if asked for again.
+        del states[next(iter(states))]
+    states[key] = value

@@ -1,0 +1,177 @@
+"""The predicates plugin (``pkg/scheduler/plugins/predicates/predicates.go``).
+
+Registers, in Volcano's filter order:
+
+* a PrePredicateFn: the pre-filters that can reject a pod outright (node-name affinity terms
+  that conflict, inter-pod affinity terms that do not parse);
+* two PredicateMaskFns: the node-static filters (NodeUnschedulable, NodeAffinity with
+  ``nodeSelector``, TaintToleration) per pod signature, then the pod-count check;
+* a TaskPredicateFn giving, only to the tasks that need one, the per-node check of what
+  depends on the pods placed so far: NodePorts, then InterPodAffinity (including existing
+  pods' anti-affinity);
+* an EventHandler that keeps the session's view of each node's pods current.
+
+There is no CPU/memory fit here: the actions check requests against idle resources.
+
+Not ported: the volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding), DRA and device
+sharing (no volumes or devices are modelled), PodTopologySpread, the equivalence cache
+(``predicate.CacheEnable``: the static masks are already cached per signature), and the
+Simulate* hooks of topology-aware preemption. Their arguments are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, TypeAlias
+
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import Status, StatusCode
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.session import Session
+from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
+from volcano_py.plugins.predicates.masks import PodCountMask, StaticFilters, StaticMasks
+from volcano_py.plugins.predicates.node_index import NodeIndex
+from volcano_py.plugins.predicates.pod_affinity import PLUGIN as INTER_POD_AFFINITY
+from volcano_py.plugins.predicates.podspec import affinity, init_containers
+from volcano_py.plugins.predicates.ports import PortTracker
+from volcano_py.plugins.predicates.selectors import name_conflict
+from volcano_py.plugins.predicates.session_pods import SessionPods
+
+PLUGIN_NAME: Final = "predicates"
+
+NODE_AFFINITY_ENABLE: Final = "predicate.NodeAffinityEnable"
+NODE_PORTS_ENABLE: Final = "predicate.NodePortsEnable"
+TAINT_TOLERATION_ENABLE: Final = "predicate.TaintTolerationEnable"
+POD_AFFINITY_ENABLE: Final = "predicate.PodAffinityEnable"
+NODE_VOLUME_LIMITS_ENABLE: Final = "predicate.NodeVolumeLimitsEnable"
+VOLUME_ZONE_ENABLE: Final = "predicate.VolumeZoneEnable"
+POD_TOPOLOGY_SPREAD_ENABLE: Final = "predicate.PodTopologySpreadEnable"
+VOLUME_BINDING_ENABLE: Final = "predicate.VolumeBindingEnable"
+DRA_ENABLE: Final = "predicate.DynamicResourceAllocationEnable"
+CACHE_ENABLE: Final = "predicate.CacheEnable"
+
+# kube-scheduler's SidecarContainers feature gate (on by default since 1.29): with it on,
+# pods with restartable init containers are scheduled like any other.
+SIDECAR_CONTAINERS_ENABLED: Final = True
+
+# hooks.PredicateFn says ``Status | None``; the session also takes a tuple (every failing
+# status of the plugin, as upstream's FitError lists them).
+NodePredicate: TypeAlias = Callable[[TaskInfo, NodeInfo], tuple[Status, ...] | None]
+
+ERR_NODE_AFFINITY_CONFLICT: Final = (
+    "plugin NodeAffinity pre-predicates failed pod affinity terms conflict"
+)
+ERR_SIDECARS: Final = (
+    "pod has a restartable init container and the SidecarContainers feature is disabled"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateFlags:
+    node_affinity: bool = True
+    node_ports: bool = True
+    taint_toleration: bool = True
+    pod_affinity: bool = True
+    node_volume_limits: bool = True
+    volume_zone: bool = True
+    pod_topology_spread: bool = True
+    volume_binding: bool = True
+    dynamic_resource_allocation: bool = True
+    cache: bool = False
+
+    @classmethod
+    def from_arguments(cls, arguments: Arguments) -> PredicateFlags:
+        return cls(
+            node_affinity=arguments.get_bool(NODE_AFFINITY_ENABLE, True),
+            node_ports=arguments.get_bool(NODE_PORTS_ENABLE, True),
+            taint_toleration=arguments.get_bool(TAINT_TOLERATION_ENABLE, True),
+            pod_affinity=arguments.get_bool(POD_AFFINITY_ENABLE, True),
+            node_volume_limits=arguments.get_bool(NODE_VOLUME_LIMITS_ENABLE, True),
+            volume_zone=arguments.get_bool(VOLUME_ZONE_ENABLE, True),
+            pod_topology_spread=arguments.get_bool(POD_TOPOLOGY_SPREAD_ENABLE, True),
+            volume_binding=arguments.get_bool(VOLUME_BINDING_ENABLE, True),
+            dynamic_resource_allocation=arguments.get_bool(DRA_ENABLE, True),
+            cache=arguments.get_bool(CACHE_ENABLE, False),
+        )
+
+
+class PredicatesPlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.flags = PredicateFlags.from_arguments(arguments)
+
+    def on_session_open(self, ssn: Session) -> None:
+        flags = self.flags
+        index = NodeIndex(ssn.node_list)
+        pods = SessionPods(ssn)
+        ssn.add_event_handler(pods.handler(self.name))
+        static = StaticMasks(index, StaticFilters(flags.node_affinity, flags.taint_toleration))
+        pod_count = PodCountMask(pods, ssn.matrix)
+        ports = PortTracker(pods) if flags.node_ports else None
+        pod_affinity = AffinityTracker(pods, index) if flags.pod_affinity else None
+
+        def pre_predicate(task: TaskInfo) -> Status | None:
+            if not SIDECAR_CONTAINERS_ENABLED and any(
+                c.get("restartPolicy") == "Always" for c in init_containers(task.pod)
+            ):
+                return Status(StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_SIDECARS, self.name)
+            if flags.node_affinity and name_conflict(affinity(task.pod).get("nodeAffinity")):
+                return Status(
+                    StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NODE_AFFINITY_CONFLICT, self.name
+                )
+            if pod_affinity is not None:
+                error = pod_affinity.info(task).error
+                if error:
+                    return Status(
+                        StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        f"plugin {INTER_POD_AFFINITY} pre-predicates failed parsing pod: {error}",
+                        self.name,
+                    )
+            return None
+
+        def dynamic_predicate(task: TaskInfo, node: NodeInfo) -> tuple[Status, ...] | None:
+            # Statuses accumulate, as upstream's Predicate does (NodePorts, then
+            # InterPodAffinity, each failing at most once).
+            statuses: list[Status] = []
+            if ports is not None:
+                status = ports.check(task, node.row)
+                if status is not None:
+                    statuses.append(status)
+            if pod_affinity is not None:
+                state = pod_affinity.filter_state(task)
+                if state.incoming.error:
+                    error = Status(StatusCode.ERROR, state.incoming.error, INTER_POD_AFFINITY)
+                    statuses.append(error)
+                elif not state.skip:
+                    status = state.check(index.labels(node.row))
+                    if status is not None:
+                        statuses.append(status)
+            return tuple(statuses) if statuses else None
+
+        def task_predicate(task: TaskInfo) -> NodePredicate | None:
+            """The per-node check ``task`` needs, or None: a pod without host ports, with no
+            inter-pod terms of its own and refused by no existing pod is decided by the
+            masks alone (PreFilter ``Skip`` for both plugins)."""
+            if ports is not None and ports.wanted(task):
+                return dynamic_predicate
+            if pod_affinity is not None:
+                state = pod_affinity.filter_state(task)
+                if state.incoming.error or not state.skip:
+                    return dynamic_predicate
+            return None
+
+        ssn.add_pre_predicate_fn(self.name, pre_predicate)
+        ssn.add_predicate_mask_fn(self.name, static.mask)
+        ssn.add_predicate_mask_fn(self.name, pod_count.mask)
+        ssn.add_task_predicate_fn(self.name, task_predicate)
+
+    def on_session_close(self, ssn: Session) -> None:
+        return None
+
+
+def new(arguments: Arguments) -> PredicatesPlugin:
+    return PredicatesPlugin(arguments)

@@ -1,0 +1,85 @@
+"""The pods each session node holds, as kube-scheduler's node snapshot sees them.
+
+Volcano keeps a k8s ``NodeInfo`` per node and moves pods in and out of it on the session's
+allocate and deallocate events. That view is ``node.tasks`` (which the Statement already keeps
+current) minus the pods evicted in this session: an eviction fires a deallocate event, so the
+k8s snapshot drops the pod although Volcano's node still holds it as Releasing.
+
+Plugins that derive state from the pods (pod counts, host ports, affinity counts) subscribe
+here and receive each change once, as ``(task, row, +1 | -1)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import IntArray
+from volcano_py.api.task import TaskInfo
+from volcano_py.framework.event import Event, EventHandler
+
+if TYPE_CHECKING:
+    from volcano_py.framework.session import Session
+
+PodListener = Callable[[TaskInfo, int, int], None]
+
+
+class SessionPods:
+    def __init__(self, ssn: Session) -> None:
+        self.nodes = ssn.nodes
+        self.node_list: list[NodeInfo] = ssn.node_list
+        self._evicted: dict[int, set[str]] = {}
+        self.counts: IntArray = np.fromiter(
+            (len(node.tasks) for node in self.node_list), dtype=np.intp, count=len(self.node_list)
+        )
+        # Bumped on every change; caches of derived, task-independent state key on it.
+        self.version = 0
+        self._listeners: list[PodListener] = []
+
+    def handler(self, owner: str) -> EventHandler:
+        return EventHandler(allocate=self._on_allocate, deallocate=self._on_deallocate, owner=owner)
+
+    def subscribe(self, listener: PodListener) -> None:
+        self._listeners.append(listener)
+
+    def pods(self, row: int) -> Iterator[TaskInfo]:
+        evicted = self._evicted.get(row)
+        tasks = self.node_list[row].tasks
+        if not evicted:
+            yield from tasks.values()
+            return
+        for key, task in tasks.items():
+            if key not in evicted:
+                yield task
+
+    def _row(self, task: TaskInfo) -> int | None:
+        node = self.nodes.get(task.node_name)
+        return None if node is None else node.row
+
+    def _on_allocate(self, event: Event) -> None:
+        row = self._row(event.task)
+        if row is None:
+            return
+        # An undone eviction brings the pod back into view.
+        evicted = self._evicted.get(row)
+        if evicted is not None:
+            evicted.discard(event.task.key)
+        self._changed(event.task, row, 1)
+
+    def _on_deallocate(self, event: Event) -> None:
+        row = self._row(event.task)
+        if row is None:
+            return
+        # Still on the node after a deallocate: it is being evicted (Releasing).
+        if event.task.key in self.node_list[row].tasks:
+            self._evicted.setdefault(row, set()).add(event.task.key)
+        self._changed(event.task, row, -1)
+
+    def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
+        self.counts[row] += sign
+        self.version += 1
+        for listener in self._listeners:
+            listener(task, row, sign)
