@@ -486,3 +486,16 @@ def test_topology_aware_preempt(upstream: str) -> None:
 @pytest.mark.parametrize("upstream", ["TestPreemptWithShard (preempt_shard_test.go): 2 cases"])
 def test_preempt_with_shard(upstream: str) -> None:
     pytest.skip(f"{upstream}: scheduler sharding is not implemented in volcano-py")
+
+
+@pytest.mark.parametrize(
+    "upstream",
+    [
+        "gangpreempt_test.go (TestPickDomainsFromGradients_*, TestParseArguments*, "
+        "TestSelectDomainVictims_*)",
+    ],
+)
+def test_gang_preempt(upstream: str) -> None:
+    pytest.skip(
+        f"{upstream}: the gangpreempt action (topology-aware gang preemption) is not implemented"
+    )
