@@ -39,7 +39,7 @@ from volcano_py.controllers.raw import (
     status,
     text,
 )
-from volcano_py.controllers.timefmt import format_go_duration, nanos_between
+from volcano_py.controllers.timefmt import format_go_duration, nanos_between, parse_timestamp
 from volcano_py.controllers.vocabulary import (
     EVENT_WARNING,
     JOB_FORWARDING_KEY,
@@ -170,6 +170,14 @@ def _forwarding(run: JobRun) -> bool:
     return bool(items(clusters))
 
 
+def _later(condition: Raw, than: Raw) -> bool:
+    when = parse_timestamp(text(condition.get("lastTransitionTime")))
+    other = parse_timestamp(text(than.get("lastTransitionTime")))
+    if when is None or other is None:
+        return when is not None and other is None
+    return when > other
+
+
 def _record_pod_group_event(run: JobRun, pod_group: Raw) -> None:
     """Warn on the job while its group's latest true condition is not ``Scheduled``."""
     latest: Raw | None = None
@@ -177,8 +185,7 @@ def _record_pod_group_event(run: JobRun, pod_group: Raw) -> None:
         condition = mapping(raw_condition)
         if condition.get("status") != "True":
             continue
-        when = text(condition.get("lastTransitionTime"))
-        if latest is None or when > text(latest.get("lastTransitionTime")):
+        if latest is None or _later(condition, latest):
             latest = condition
     if latest is not None and latest.get("type") != "Scheduled":
         run.changes.events.append(

@@ -59,7 +59,7 @@ def _template_usage(task: Raw) -> QuotaList:
     return _usage({"spec": spec(mapping(task.get("template")))})
 
 
-def _by_priority(job: Raw, priority_classes: Mapping[str, int]) -> list[Raw]:
+def tasks_by_priority(job: Raw, priority_classes: Mapping[str, int]) -> list[Raw]:
     """Tasks by their template's PriorityClass value, highest first; an unknown or absent
     class counts 0. Stable, like Go's insertion sort on the few tasks a job has."""
 
@@ -70,7 +70,7 @@ def _by_priority(job: Raw, priority_classes: Mapping[str, int]) -> list[Raw]:
     return sorted(tasks_of(job), key=lambda task: -value(task))
 
 
-def _first_count(tasks: list[Raw], count: int) -> QuotaList:
+def first_count_resources(tasks: list[Raw], count: int) -> QuotaList:
     """``CalcFirstCountResources``: the first ``count`` pods in task order."""
     total: QuotaList = {}
     for task in tasks:
@@ -83,7 +83,7 @@ def _first_count(tasks: list[Raw], count: int) -> QuotaList:
     return total
 
 
-def _min_then_fill(tasks: list[Raw], job_min_available: int) -> QuotaList:
+def min_then_fill_resources(tasks: list[Raw], job_min_available: int) -> QuotaList:
     """``CalcPGMinResources``: every task's minAvailable first, then the remaining replicas of
     the higher-priority tasks until the job's minAvailable is reached."""
     total: QuotaList = {}
@@ -122,12 +122,12 @@ def calc_pg_min_resources(
     """What the gang needs to start: the resource quota usage of the job's first
     ``minAvailable`` pods, higher-priority tasks first."""
     classes = priority_classes or {}
-    tasks = _by_priority(job, classes)
+    tasks = tasks_by_priority(job, classes)
     job_min = integer(spec(job).get("minAvailable"))
     total_task_min = sum(task_min_available(task) for task in tasks)
     if job_min < total_task_min:
-        return format_list(_first_count(tasks, job_min))
-    return format_list(_min_then_fill(tasks, job_min))
+        return format_list(first_count_resources(tasks, job_min))
+    return format_list(min_then_fill_resources(tasks, job_min))
 
 
 def _network_topology(source: Raw, *, copy_all: bool) -> dict[str, Any]:

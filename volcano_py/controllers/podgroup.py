@@ -90,7 +90,7 @@ def network_topology_from_pod(pod: Raw) -> dict[str, Any] | None:
     if tier is not None:
         # A tier that is not a number is ignored (upstream logs it and leaves it unset).
         with contextlib.suppress(ValueError):
-            topology["highestTierAllowed"] = int(tier.strip(), 10)
+            topology["highestTierAllowed"] = int(tier, 10)
     return topology
 
 

@@ -26,7 +26,6 @@ from volcano_py.controllers.vocabulary import (
 )
 
 _CLOSED_OR_CLOSING: Final = frozenset({QueueState.CLOSED, QueueState.CLOSING})
-_KNOWN_STATES: Final = frozenset({"", *QueueState})
 
 
 @dataclass(slots=True)
@@ -65,27 +64,44 @@ def _closed_unless_busy(pod_groups: int) -> str:
     return QueueState.CLOSED if pod_groups == 0 else QueueState.CLOSING
 
 
-def next_queue_state(state: str, action: str, pod_groups: int) -> str:
-    """The state after ``action`` (OpenQueue, CloseQueue, anything else syncs) on a queue in
-    ``state`` holding ``pod_groups`` PodGroups (``queue/state/*.go``; empty is Open). A queue
-    closes only once its last PodGroup is gone: until then it is Closing. An unknown state
-    stays as it is (upstream refuses the request)."""
-    return str(_next_state(state, action, pod_groups))
+def state_node(state: str) -> QueueState | None:
+    """``NewState``: which state object handles a queue (empty is Open; None: not a state)."""
+    if state in ("", QueueState.OPEN):
+        return QueueState.OPEN
+    if state in (QueueState.CLOSED, QueueState.CLOSING, QueueState.UNKNOWN):
+        return QueueState(state)
+    return None
 
 
-def _next_state(state: str, action: str, pod_groups: int) -> str:
-    if state not in _KNOWN_STATES:
-        return state
+def state_transition(node: QueueState, action: str, current: str, pod_groups: int) -> str:
+    """What the status function of state object ``node`` sets for ``action`` on a queue whose
+    ``status.state`` is ``current`` (they differ only when a test builds the object by hand).
+    A queue closes only once its last PodGroup is gone: until then it is Closing."""
     if action == Action.OPEN_QUEUE:
         return QueueState.OPEN
-    current = state or QueueState.OPEN
     if action == Action.CLOSE_QUEUE:
-        if current == QueueState.CLOSED:
+        if node == QueueState.CLOSED:
             return QueueState.CLOSED
         return _closed_unless_busy(pod_groups)
-    if current == QueueState.CLOSING:
+    if current == QueueState.OPEN or (node == QueueState.OPEN and not current):
+        return QueueState.OPEN
+    if node == QueueState.CLOSED and current == QueueState.CLOSED:
+        return QueueState.CLOSED
+    if node == QueueState.CLOSING and current == QueueState.CLOSING:
         return _closed_unless_busy(pod_groups)
-    return current
+    if node in (QueueState.OPEN, QueueState.UNKNOWN) and current == QueueState.CLOSED:
+        return _closed_unless_busy(pod_groups)
+    return QueueState.UNKNOWN
+
+
+def next_queue_state(state: str, action: str, pod_groups: int) -> str:
+    """The state after ``action`` (OpenQueue, CloseQueue, anything else syncs) on a queue in
+    ``state`` holding ``pod_groups`` PodGroups (``queue/state/*.go``; empty is Open). An
+    unrecognised state stays as it is (upstream refuses the request)."""
+    node = state_node(state)
+    if node is None:
+        return state
+    return str(state_transition(node, action, state, pod_groups))
 
 
 def queue_procedure(state: str, action: str) -> QueueProcedure:
@@ -157,7 +173,7 @@ def sync_queue(
     (for the parent and children); ``pod_group_phases`` the phases of the queue's PodGroups."""
     changes = QueueChanges(pod_group_counts=_count(pod_group_phases))
     state = _state(queue)
-    if state not in _KNOWN_STATES:
+    if state_node(state) is None:
         changes.events.append(
             (EVENT_WARNING, request.action, f"queue {name(queue)} state {state} is invalid")
         )
