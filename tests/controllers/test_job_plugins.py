@@ -175,7 +175,10 @@ def test_svc_update_refreshes_the_config_map_only_when_it_changed() -> None:
 
 
 def test_env_plugin_index_from_pod_name() -> None:
-    pod = {"metadata": {"name": "a-b-c-12"}, "spec": {"containers": [{"name": "x"}]}}
+    pod: dict[str, Any] = {
+        "metadata": {"name": "a-b-c-12"},
+        "spec": {"containers": [{"name": "x"}]},
+    }
     EnvPlugin([]).on_pod_create(pod, _context(job("a")))
     assert pod["spec"]["containers"][0]["env"] == [
         {"name": "VK_TASK_INDEX", "value": "12"},

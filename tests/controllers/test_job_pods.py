@@ -226,3 +226,9 @@ def test_generated_claim_is_created_once_and_mounted() -> None:
     assert not [o for o in second.extra_objects if o["kind"] == "PersistentVolumeClaim"]
     pod = second.create_pods[0]
     assert pod["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == claim_name
+
+
+def test_job_without_uid_uses_the_legacy_group_name() -> None:
+    owner = job("job1", task("worker", 1), uid="")
+    pod = build_job_pod(owner, owner["spec"]["tasks"][0], 0, JobStatus())
+    assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "job1"

@@ -266,7 +266,7 @@ def test_invalid_state_is_reported() -> None:
 
 
 def test_queue_request_for_command() -> None:
-    command = {
+    command: dict[str, Any] = {
         "action": "CloseQueue",
         "target": {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "name": "q1"},
     }

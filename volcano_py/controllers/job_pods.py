@@ -50,8 +50,11 @@ from volcano_py.controllers.vocabulary import (
 
 
 def pod_group_name(job: Raw) -> str:
-    """``<job>-<uid>``: the uid keeps a re-created job of the same name off the old group."""
-    return f"{name(job)}-{uid(job)}"
+    """``<job>-<uid>``: the uid keeps a re-created job of the same name off the old group. A
+    job without a uid (never stored by an API server) gets the legacy name ``<job>``, which
+    upstream still finds, rather than an invalid name ending in ``-``."""
+    job_uid = uid(job)
+    return f"{name(job)}-{job_uid}" if job_uid else name(job)
 
 
 def _mount_volumes(job: Raw, pod_spec: dict[str, Any]) -> None:
