@@ -146,7 +146,7 @@ def restarting_update(job: Raw) -> UpdateStatus:
     return update
 
 
-def _kill_or_restart(job: Raw, phase: str, action: str) -> Step | None:
+def _kill_or_restart(action: str) -> Step | None:
     """The rows Pending and Running share."""
     if action == Action.RESTART_JOB:
         return Step(Procedure.KILL_JOB, to_phase(JobPhase.RESTARTING, retry=True), RETAIN_NONE)
@@ -164,7 +164,7 @@ def _kill_or_restart(job: Raw, phase: str, action: str) -> Step | None:
 def plan(job: Raw, phase: str, action: str) -> Step:
     """``NewState(job).Execute(action)``; an empty or unknown phase behaves as Pending."""
     if phase == JobPhase.RUNNING:
-        return _kill_or_restart(job, phase, action) or Step(Procedure.SYNC, running_update(job))
+        return _kill_or_restart(action) or Step(Procedure.SYNC, running_update(job))
     if phase == JobPhase.RESTARTING:
         if action == Action.SYNC_JOB:
             return Step(Procedure.SYNC, restarting_update(job))
@@ -184,4 +184,4 @@ def plan(job: Raw, phase: str, action: str) -> Step:
     if phase in _FINISHED:
         # A finished job keeps its finished pods and lets nothing else run.
         return Step(Procedure.KILL_JOB, None, RETAIN_SOFT)
-    return _kill_or_restart(job, phase, action) or Step(Procedure.SYNC, pending_update(job))
+    return _kill_or_restart(action) or Step(Procedure.SYNC, pending_update(job))
