@@ -31,6 +31,7 @@ from volcano_py.framework.session import Session, open_session
 from volcano_py.plugins import nodeorder
 from volcano_py.plugins.nodeorder import (
     DEFAULT_MEMORY_REQUEST,
+    StaticScores,
     Weights,
     balanced_allocation,
     balanced_allocation_reference,
@@ -47,6 +48,11 @@ from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
 from volcano_py.plugins.predicates.node_index import NodeIndex, preferred_scores
 from volcano_py.plugins.predicates.selectors import preferred_node_terms, preferred_score
 from volcano_py.plugins.predicates.session_pods import SessionPods
+from volcano_py.plugins.predicates.taints import (
+    Toleration,
+    intolerable_prefer_no_schedule,
+    prefer_no_schedule_tolerations,
+)
 
 HOSTNAME = "kubernetes.io/hostname"
 ALL_ZERO = {
@@ -656,3 +662,39 @@ def test_pod_affinity_scores_equal_reference(data: st.DataObject) -> None:
     vectorised = pod_affinity_scores(state, index, rows)
     for row in range(index.size):
         assert vectorised[row] == state.score(index.labels(row))
+
+
+TAINT_POOL = (
+    {"key": "a", "value": "1", "effect": "PreferNoSchedule"},
+    {"key": "b", "value": "", "effect": "PreferNoSchedule"},
+    {"key": "a", "value": "1", "effect": "NoSchedule"},
+)
+TOLERATION_POOL = st.lists(
+    st.fixed_dictionaries(
+        {
+            "key": st.sampled_from(["", "a", "b"]),
+            "operator": st.sampled_from(["", "Equal", "Exists"]),
+            "value": st.sampled_from(["", "1"]),
+            "effect": st.sampled_from(["", "PreferNoSchedule", "NoSchedule"]),
+        }
+    ),
+    max_size=2,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(TAINT_POOL), max_size=3), min_size=1, max_size=6),
+    TOLERATION_POOL,
+)
+def test_taint_counts_equal_reference(
+    taints: list[list[dict[str, str]]], tolerations: list[dict[str, str]]
+) -> None:
+    """Per-group counting (vectorised) equals counting node by node."""
+    index = _index([{} for _ in taints], taints)
+    pod = build_pod("ns", "p", "", "Pending", {}, "", tolerations=tolerations or None)
+    task = TaskInfo.from_pod(pod)
+    counts = StaticScores(index).intolerable_taints(task)
+    narrowed = prefer_no_schedule_tolerations([Toleration.of(t) for t in tolerations])
+    for row in range(index.size):
+        assert counts[row] == intolerable_prefer_no_schedule(index.taints(row), narrowed)

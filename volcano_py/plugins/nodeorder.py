@@ -108,14 +108,22 @@ def _requests(container: Mapping[str, Any]) -> Mapping[str, Any]:
     return requests
 
 
+def _names_cpu_and_memory(container: Mapping[str, Any]) -> bool:
+    resources = mapping(container.get("resources"))
+    requests = mapping(resources.get("requests"))
+    if CPU in requests and MEMORY in requests:
+        return True
+    limits = mapping(resources.get("limits"))
+    return (CPU in requests or CPU in limits) and (MEMORY in requests or MEMORY in limits)
+
+
 def non_zero_request(pod: Mapping[str, Any], cpu: float, memory: float) -> tuple[float, float]:
     """``(milli cpu, memory)`` of ``PodRequests`` with ``NonMissingContainerRequests``: each
     container (init containers too) that does not name cpu or memory counts the default.
     ``cpu``/``memory`` are the pod's real requests, returned as is when nothing is missing."""
     pod_containers, pod_inits = containers(pod), init_containers(pod)
-    listed = [_requests(c) for c in (*pod_containers, *pod_inits)]
-    if all(CPU in r and MEMORY in r for r in listed):
-        return cpu, memory
+    if all(_names_cpu_and_memory(c) for c in (*pod_containers, *pod_inits)):
+        return cpu, memory  # the common case, checked without copying anything
 
     def amounts(requests: Mapping[str, Any]) -> tuple[int, int]:
         milli = (
@@ -231,6 +239,11 @@ def balanced_allocation(requested: FloatArray, allocatable: FloatArray) -> Float
     has = allocatable != 0
     with np.errstate(divide="ignore", invalid="ignore"):
         fractions = np.minimum(requested / np.where(has, allocatable, 1.0), 1.0)
+    if columns == 2 and has.all():
+        # The usual case, every node has cpu and memory: no packing needed.
+        std2 = np.abs((fractions[:, 0] - fractions[:, 1]) / 2)
+        two: FloatArray = np.trunc((1 - std2) * MAX_NODE_SCORE)
+        return two
     count = has.sum(axis=1)
     # Pack each row's used fractions to the left, keeping their order.
     order = np.argsort(~has, axis=1, kind="stable")
@@ -397,7 +410,6 @@ class NodeOrderPlugin:
         requested = RequestedTracker(ssn, pods)
         static = StaticScores(index)
         tracker = AffinityTracker(pods, index) if weights.pod_affinity else None
-        gpu_column = 2
 
         def batch_node_order(task: TaskInfo, rows: IntArray) -> FloatArray:
             total = np.zeros(len(rows))
@@ -413,15 +425,14 @@ class NodeOrderPlugin:
                     total += weights.most_requested * most_allocated(want, allocatable)
             if weights.balanced_resource:
                 resreq = task.resreq
-                pod = np.array(
-                    [resreq.milli_cpu, resreq.memory, resreq.scalar_resources.get(GPU, 0.0)]
-                )
-                # Best-effort pods are not scored (kube-scheduler #129138).
+                gpu = resreq.scalar_resources.get(GPU, 0.0)
+                pod = np.array([resreq.milli_cpu, resreq.memory, gpu])
+                # Best-effort pods are not scored (kube-scheduler #129138); an extended
+                # resource counts only when the pod asks for it.
                 if pod.any():
-                    want = requested.requested[rows] + pod
-                    have = requested.allocatable[rows].copy()
-                    if pod[gpu_column] == 0:
-                        have[:, gpu_column] = 0.0  # an extended resource counts only if asked for
+                    used = 3 if gpu else 2
+                    want = requested.requested[rows, :used] + pod[:used]
+                    have = requested.allocatable[rows, :used]
                     total += weights.balanced_resource * balanced_allocation(want, have)
             if weights.node_affinity:
                 raw = static.node_affinity(task)

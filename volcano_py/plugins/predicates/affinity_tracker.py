@@ -10,7 +10,7 @@ so a session with thousands of distinct pods does not pay for updating all of th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Final, TypeVar
 
 from volcano_py.api.task import TaskInfo
@@ -35,8 +35,7 @@ class AffinityTracker:
         self.pods = pods
         self.index = index
         self._infos: dict[str, tuple[Mapping[str, object], PodAffinityInfo]] = {}
-        # Per row, the pods with any inter-pod affinity section, by task key (built lazily).
-        self._with_affinity: list[dict[str, PodAffinityInfo]] | None = None
+        self._with_affinity: dict[int, dict[str, PodAffinityInfo]] | None = None
         self._signatures: dict[str, tuple[Mapping[str, object], Frozen]] = {}
         self._filter_states: dict[Frozen, FilterState] = {}
         self._score_states: dict[Frozen, ScoreState] = {}
@@ -56,21 +55,16 @@ class AffinityTracker:
         self._infos[task.key] = (task.pod, info)
         return info
 
-    def with_affinity(self) -> Iterator[tuple[int, dict[str, PodAffinityInfo]]]:
-        """(row, pods with affinity on it) for every row that has any."""
+    def with_affinity(self) -> dict[int, dict[str, PodAffinityInfo]]:
+        """Row -> the pods with an inter-pod affinity section on it (rows without any are
+        absent); one scan of the session's pods, then kept current by events."""
         if self._with_affinity is None:
-            rows: list[dict[str, PodAffinityInfo]] = []
-            for row in range(self.index.size):
-                held = {
-                    task.key: self.info(task)
-                    for task in self.pods.pods(row)
-                    if has_pod_affinity(task.pod)
-                }
-                rows.append(held)
+            rows: dict[int, dict[str, PodAffinityInfo]] = {}
+            for row, task in self.pods.all_pods():
+                if has_pod_affinity(task.pod):
+                    rows.setdefault(row, {})[task.key] = self.info(task)
             self._with_affinity = rows
-        for row, held in enumerate(self._with_affinity):
-            if held:
-                yield row, held
+        return self._with_affinity
 
     def signature(self, task: TaskInfo) -> Frozen:
         """What the affinity states depend on: namespace, labels and inter-pod affinity."""
@@ -99,15 +93,14 @@ class AffinityTracker:
 
     def _build_filter_state(self, incoming: PodAffinityInfo) -> FilterState:
         state = FilterState(incoming)
-        for row, held in self.with_affinity():
-            node_labels = self.index.labels(row)
+        all_labels = self.index.all_labels()
+        for row, held in self.with_affinity().items():
             for pod in held.values():
-                state.add_existing_anti(pod, node_labels, 1)
+                if pod.required_anti:
+                    state.add_existing_anti(pod, all_labels[row], 1)
         if state.has_own_terms:
-            for row in range(self.index.size):
-                node_labels = self.index.labels(row)
-                for task in self.pods.pods(row):
-                    state.add_matching(task.namespace, labels(task.pod), node_labels, 1)
+            for row, task in self.pods.all_pods():
+                state.add_matching(task.namespace, labels(task.pod), all_labels[row], 1)
         return state
 
     def score_state(self, task: TaskInfo) -> ScoreState:
@@ -115,16 +108,14 @@ class AffinityTracker:
         state = self._score_states.get(key)
         if state is None:
             state = ScoreState(self.info(task))
+            all_labels = self.index.all_labels()
             if state.has_constraints:
-                for row in range(self.index.size):
-                    node_labels = self.index.labels(row)
-                    for existing in self.pods.pods(row):
-                        state.add_existing(self.info(existing), node_labels, 1)
+                for row, existing in self.pods.all_pods():
+                    state.add_existing(self.info(existing), all_labels[row], 1)
             else:
-                for row, held in self.with_affinity():
-                    node_labels = self.index.labels(row)
+                for row, held in self.with_affinity().items():
                     for pod in held.values():
-                        state.add_existing(pod, node_labels, 1)
+                        state.add_existing(pod, all_labels[row], 1)
             _bounded_put(self._score_states, key, state)
         return state
 
@@ -134,11 +125,12 @@ class AffinityTracker:
         with_affinity = has_pod_affinity(task.pod)
         info = self.info(task)
         if self._with_affinity is not None and with_affinity:
-            held = self._with_affinity[row]
             if sign > 0:
-                held[task.key] = info
+                self._with_affinity.setdefault(row, {})[task.key] = info
             else:
-                held.pop(task.key, None)
+                held = self._with_affinity.get(row)
+                if held is not None:
+                    held.pop(task.key, None)
         node_labels = self.index.labels(row)
         for filter_state in self._filter_states.values():
             if info.required_anti:

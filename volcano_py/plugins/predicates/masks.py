@@ -35,11 +35,11 @@ from volcano_py.plugins.predicates.podspec import (
 from volcano_py.plugins.predicates.selectors import RequiredNodeAffinity, required_node_affinity
 from volcano_py.plugins.predicates.session_pods import SessionPods
 from volcano_py.plugins.predicates.taints import (
+    ERR_UNTOLERATED,
     Taint,
     Toleration,
     first_untolerated,
     tolerates_unschedulable,
-    untolerated_reason,
 )
 
 ERR_UNSCHEDULABLE: Final = "node(s) were unschedulable"
@@ -98,14 +98,8 @@ def static_status(
         )
     if filters.node_affinity and not spec.required.matches(labels, node_name):
         return Status(StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NODE_AFFINITY, "NodeAffinity")
-    if filters.taint_toleration:
-        taint = first_untolerated(taints, spec.tolerations)
-        if taint is not None:
-            return Status(
-                StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                untolerated_reason(taint),
-                "TaintToleration",
-            )
+    if filters.taint_toleration and first_untolerated(taints, spec.tolerations) is not None:
+        return Status(StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_UNTOLERATED, "TaintToleration")
     return None
 
 

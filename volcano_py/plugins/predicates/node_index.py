@@ -80,51 +80,46 @@ class LabelColumn:
 
 
 class NodeIndex:
-    """Columnar, read-only views of the session nodes' static attributes, built lazily."""
+    """Columnar, read-only views of the session nodes' static attributes, built lazily (a
+    session pays only for the keys and attributes its pods ask about)."""
 
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
         self.size = len(nodes)
-        self._labels: list[Mapping[str, str]] = [node.labels for node in nodes]
-        self._node_names = [node.name for node in nodes]
-        self._specs = [spec(node.node) for node in nodes]
-        self._raw_nodes = [node.node for node in nodes]
+        self._nodes = nodes
+        self._labels: list[Mapping[str, str]] | None = None
         self._columns: dict[str, LabelColumn] = {}
         self._names: LabelColumn | None = None
         self._taint_groups: tuple[IntArray, list[tuple[Taint, ...]]] | None = None
         self._unschedulable: BoolArray | None = None
 
+    def all_labels(self) -> list[Mapping[str, str]]:
+        if self._labels is None:
+            self._labels = [node.labels for node in self._nodes]
+        return self._labels
+
     def labels(self, row: int) -> Mapping[str, str]:
-        return self._labels[row]
+        return self.all_labels()[row]
 
     def name(self, row: int) -> str:
-        return self._node_names[row]
+        return self._nodes[row].name
 
     def column(self, key: str) -> LabelColumn:
         column = self._columns.get(key)
         if column is None:
-            per_node = [_as_str(labels.get(key)) for labels in self._labels]
+            per_node = [_as_str(labels.get(key)) for labels in self.all_labels()]
             column = self._columns[key] = LabelColumn(per_node)
         return column
 
     def names(self) -> LabelColumn:
         if self._names is None:
-            self._names = LabelColumn(list(self._node_names))
+            self._names = LabelColumn([node.name for node in self._nodes])
         return self._names
 
     def taint_groups(self) -> tuple[IntArray, list[tuple[Taint, ...]]]:
-        """``group_of[row]`` indexes ``groups``, the distinct taint lists (in node order)."""
+        """``group_of[row]`` indexes ``groups``, the distinct taint lists (group 0: none)."""
         if self._taint_groups is None:
-            groups: list[tuple[Taint, ...]] = []
-            seen: dict[tuple[Taint, ...], int] = {}
-            group_of = np.zeros(self.size, dtype=np.intp)
-            for row, raw_node in enumerate(self._raw_nodes):
-                taints = tuple(Taint.of(t) for t in node_taints(raw_node))
-                group = seen.get(taints)
-                if group is None:
-                    group = seen[taints] = len(groups)
-                    groups.append(taints)
-                group_of[row] = group
-            self._taint_groups = (group_of, groups)
+            self._scan_specs()
+        assert self._taint_groups is not None
         return self._taint_groups
 
     def taints(self, row: int) -> tuple[Taint, ...]:
@@ -133,10 +128,33 @@ class NodeIndex:
 
     def unschedulable(self) -> BoolArray:
         if self._unschedulable is None:
-            self._unschedulable = np.fromiter(
-                (bool(s.get("unschedulable")) for s in self._specs), dtype=np.bool_, count=self.size
-            )
+            self._scan_specs()
+        assert self._unschedulable is not None
         return self._unschedulable
+
+    def _scan_specs(self) -> None:
+        """One pass over the node specs for taints and ``unschedulable``; most nodes have
+        neither, so they cost one lookup."""
+        groups: list[tuple[Taint, ...]] = [()]
+        seen: dict[tuple[Taint, ...], int] = {(): 0}
+        group_of = np.zeros(self.size, dtype=np.intp)
+        unschedulable = np.zeros(self.size, dtype=np.bool_)
+        for row, node in enumerate(self._nodes):
+            node_spec = spec(node.node)
+            if not node_spec:
+                continue
+            if node_spec.get("unschedulable"):
+                unschedulable[row] = True
+            if not node_spec.get("taints"):
+                continue
+            taints = tuple(Taint.of(t) for t in node_taints(node.node))
+            group = seen.get(taints)
+            if group is None:
+                group = seen[taints] = len(groups)
+                groups.append(taints)
+            group_of[row] = group
+        self._taint_groups = (group_of, groups)
+        self._unschedulable = unschedulable
 
 
 def _as_str(value: object) -> str | None:

@@ -16,11 +16,16 @@ _EMPTY: Mapping[str, Any] = {}
 
 
 def mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else _EMPTY
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    if type(value) is dict or isinstance(value, Mapping):
+        return value
+    return _EMPTY
 
 
 def sequence(value: object) -> Sequence[Any]:
-    return value if isinstance(value, list | tuple) else ()
+    if type(value) is list or isinstance(value, tuple):
+        return value
+    return ()
 
 
 def spec(obj: Json | None) -> Mapping[str, Any]:
@@ -64,8 +69,15 @@ def init_containers(pod: Json) -> Sequence[Mapping[str, Any]]:
 
 
 def has_pod_affinity(pod: Json) -> bool:
-    """kube-scheduler's ``podWithAffinity``: any inter-pod (anti-)affinity section at all."""
-    section = affinity(pod)
+    """kube-scheduler's ``podWithAffinity``: any inter-pod (anti-)affinity section at all.
+    Called for every pod of the session, hence the early exits."""
+    pod_spec = pod.get("spec")
+    if not pod_spec:
+        return False
+    section = mapping(pod_spec).get("affinity")
+    if not section:
+        return False
+    section = mapping(section)
     return section.get("podAffinity") is not None or section.get("podAntiAffinity") is not None
 
 

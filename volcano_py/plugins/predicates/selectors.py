@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.plugins.predicates.podspec import mapping, sequence
@@ -122,10 +122,24 @@ class Selector:
 
     requirements: tuple[Requirement, ...] = ()
     nothing: bool = False
+    # ``matchLabels``-style selectors (single-value ``In`` only) as (key, value) pairs: the
+    # common case, matched against every pod in affinity scans, so it gets a fast path.
+    equalities: tuple[tuple[str, str], ...] | None = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        simple = all(r.operator == IN and len(r.values) == 1 for r in self.requirements)
+        pairs = tuple((r.key, r.values[0]) for r in self.requirements) if simple else None
+        object.__setattr__(self, "equalities", pairs)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self.nothing:
             return False
+        if self.equalities is not None:
+            # A plain loop: faster than all() over a generator, and this runs per pod.
+            for key, value in self.equalities:  # noqa: SIM110
+                if labels.get(key) != value:
+                    return False
+            return True
         return all(requirement.matches(labels) for requirement in self.requirements)
 
 

@@ -55,6 +55,22 @@ class SessionPods:
             if key not in evicted:
                 yield task
 
+    def all_pods(self) -> Iterator[tuple[int, TaskInfo]]:
+        """(row, pod) for every pod in view, node by node: the scans over the whole session."""
+        evicted_by_row = self._evicted
+        for row, node in enumerate(self.node_list):
+            tasks = node.tasks
+            if not tasks:
+                continue
+            evicted = evicted_by_row.get(row)
+            if evicted:
+                for key, task in tasks.items():
+                    if key not in evicted:
+                        yield row, task
+            else:
+                for task in tasks.values():
+                    yield row, task
+
     def _row(self, task: TaskInfo) -> int | None:
         node = self.nodes.get(task.node_name)
         return None if node is None else node.row

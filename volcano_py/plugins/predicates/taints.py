@@ -67,15 +67,16 @@ def tolerated(tolerations: Sequence[Toleration], taint: Taint) -> bool:
 
 def first_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
     """``FindMatchingUntoleratedTaint`` over the filtered effects: the first blocking taint,
-    in the node's order (it names the taint in the fit error)."""
+    in the node's order."""
     for taint in taints:
         if taint.effect in FILTERED_EFFECTS and not tolerated(tolerations, taint):
             return taint
     return None
 
 
-def untolerated_reason(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+# Since kubernetes#134740 (1.35, cherry-picked to 1.34) the reason no longer names the taint:
+# pod statuses must not leak taint keys and values. Volcano vendors kube-scheduler 1.36.
+ERR_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
 
 
 def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
