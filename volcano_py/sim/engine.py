@@ -33,6 +33,9 @@ from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
 DEFAULT_MAX_CYCLES: Final = 20
 # Controller passes per cycle: each pass handles what the previous one triggered.
 CONTROLLER_PASSES: Final = 5
+# Objects the job plugins (svc, ssh) own, handed back to the controller so it can tell an
+# unchanged object from a new one.
+_JOB_PLUGIN_KINDS: Final = ("ConfigMap", "Service", "Secret", "NetworkPolicy")
 
 
 @dataclass
@@ -51,6 +54,8 @@ class Simulation:
     started_cycle: dict[str, int] = field(default_factory=dict, init=False)
     _pods_seen: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
     _pod_group_phases: dict[str, str] = field(default_factory=dict, init=False)
+    # Policy actions with a timeout: (when, job key, request).
+    delayed: list[tuple[float, str, JobRequest]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self.cluster = InMemoryCluster(watch=self._watch, clock=lambda: self.time)
@@ -88,7 +93,9 @@ class Simulation:
             if job_key is not None:
                 job = self.cluster.get("Job", job_key)
                 if job is not None:
-                    request = job_request_for_pod_change(job, old, new)
+                    request = job_request_for_pod_change(
+                        job, old, new, pods=self._pods_of_job(job_key)
+                    )
                     if request is not None:
                         self._request(job_key, request)
         elif kind == "PodGroup":
@@ -183,6 +190,10 @@ class Simulation:
 
     def _run_controllers(self) -> None:
         self._handle_commands()
+        due = [entry for entry in self.delayed if entry[0] <= self.time]
+        self.delayed = [entry for entry in self.delayed if entry[0] > self.time]
+        for _when, job_key, request in due:
+            self._request(job_key, request)
         for _ in range(CONTROLLER_PASSES):
             self._pod_group_controller()
             if not self.job_requests:
@@ -239,14 +250,30 @@ class Simulation:
         return None
 
     def _sync_job(self, job_key: str, job: dict[str, Any], request: JobRequest) -> None:
+        namespace = job_key.split("/", 1)[0]
+        queue_name = str((job.get("spec") or {}).get("queue") or "default")
+        plugin_objects = {
+            (kind, str((obj.get("metadata") or {}).get("name"))): obj
+            for kind in _JOB_PLUGIN_KINDS
+            for key, obj in self.cluster.items(kind)
+            if key.startswith(f"{namespace}/")
+        }
         changes = sync_job(
             job,
             self._pod_group_of_job(job),
             self._pods_of_job(job_key),
             request,
             now=timestamp(self.time),
+            queue=self.cluster.get("Queue", queue_name),
+            priority_classes={
+                name: int(pc.get("value") or 0) for name, pc in self.cluster.items("PriorityClass")
+            },
+            plugin_objects=plugin_objects,
         )
         self._apply_job_changes(job_key, job, changes)
+        if changes.delayed_action is not None:
+            delayed = changes.delayed_action
+            self.delayed.append((self.time + delayed.delay_seconds, job_key, delayed.request))
 
     def _apply_job_changes(self, job_key: str, job: dict[str, Any], changes: JobChanges) -> None:
         namespace = job_key.split("/", 1)[0]
@@ -272,6 +299,16 @@ class Simulation:
                 cluster.changes += 1
         for obj in changes.extra_objects:
             cluster.create(copy.deepcopy(obj))
+        for kind, name in changes.delete_objects:
+            cluster.delete(kind, f"{namespace}/{name}")
+        # The controller marks pods it is about to delete, so their deletion is not taken
+        # for an eviction (which could set off the job's policies again).
+        for name, marks in changes.annotate_pods.items():
+            marked = cluster.get("Pod", f"{namespace}/{name}")
+            if marked is not None:
+                marked = copy.deepcopy(marked)
+                marked["metadata"].setdefault("annotations", {}).update(marks)
+                cluster.update(marked)
         for template in changes.create_pods:
             new_pod = copy.deepcopy(template)
             new_pod.setdefault("status", {}).setdefault("phase", "Pending")
@@ -293,9 +330,13 @@ class Simulation:
             else:
                 cluster.delete("Pod", key)
             cluster.changes += 1
-        if changes.status is not None and job.get("status") != changes.status:
+        if (changes.status is not None and job.get("status") != changes.status) or (
+            changes.job_annotations
+        ):
             updated = copy.deepcopy(job)
-            updated["status"] = copy.deepcopy(changes.status)
+            if changes.status is not None:
+                updated["status"] = copy.deepcopy(changes.status)
+            updated["metadata"].setdefault("annotations", {}).update(changes.job_annotations)
             cluster.update(updated)
             cluster.changes += 1
         meta = job.get("metadata") or {}
@@ -333,7 +374,12 @@ class Simulation:
             return
         for _ in range(DEFAULT_MAX_CYCLES):
             changed = self.run_cycle()
-            if not changed and not self.pending_timers() and not self.job_requests:
+            if (
+                not changed
+                and not self.pending_timers()
+                and not self.job_requests
+                and not (self.delayed)
+            ):
                 break
 
 

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
+from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
 from volcano_py.sim.loader import Document, SimInputError
 
 log = logging.getLogger(__name__)
@@ -108,10 +109,15 @@ def _validate_volcano(document: Document) -> dict[str, Any]:
     except ModelError as error:
         raise SimInputError(f"{document.where}: {error}") from None
     obj = copy.deepcopy(document.obj)
+    # What Volcano's mutating admission webhooks would have filled in.
     if obj["kind"] == "Queue":
+        obj = mutate_queue(obj)
         obj.setdefault("status", {}).setdefault("state", "Open")
-    if obj["kind"] == "Job":
+    elif obj["kind"] == "Job":
         _check_job(document, obj)
+        obj = mutate_job(obj)
+    elif obj["kind"] == "PodGroup":
+        obj = mutate_pod_group(obj, None)
     return obj
 
 

@@ -11,7 +11,6 @@ from typing import Any, Final
 
 import yaml
 
-
 NAMESPACED_KINDS: Final = frozenset(
     {"Pod", "PodGroup", "Job", "Command", "PodDisruptionBudget", "ConfigMap"}
 )
