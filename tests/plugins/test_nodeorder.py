@@ -1,12 +1,12 @@
 """nodeorder plugin (``pkg/scheduler/plugins/nodeorder``).
 
 Transcribed from upstream ``nodeorder_test.go``: the ``TestNodeOrderPlugin`` cases run
-allocate with gang and nodeorder and check where the pod binds (the pod-topology-spread case
-is skipped: that scorer is not ported); ``TestInitPlugin`` as which scorers the weights turn
-on. Then kube-scheduler's worked examples for each scorer (``least_allocated_test.go``,
-``most_allocated_test.go``, ``balanced_allocation_test.go`` cases "nothing scheduled,
-resources requested, differently sized nodes"), normalisation, the per-session bookkeeping,
-and Hypothesis properties that each vectorised scorer equals its per-node reference.
+allocate with gang and nodeorder and check where the pod binds; ``TestInitPlugin`` as which
+scorers the weights turn on. Then kube-scheduler's worked examples for each scorer
+(``least_allocated_test.go``, ``most_allocated_test.go``, ``balanced_allocation_test.go``
+cases "nothing scheduled, resources requested, differently sized nodes"), normalisation, the
+per-session bookkeeping, and Hypothesis properties that each vectorised scorer equals its
+per-node reference.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from volcano_py.plugins.predicates.taints import (
     intolerable_prefer_no_schedule,
     prefer_no_schedule_tolerations,
 )
+from volcano_py.plugins.predicates.topology_spread import NodeView, TopologySpread, score_reference
 
 HOSTNAME = "kubernetes.io/hostname"
 ALL_ZERO = {
@@ -121,6 +122,13 @@ def _node(
     name: str, cpu: str, memory: str, labels: Mapping[str, str] | None = None, **kwargs: Any
 ) -> dict[str, Any]:
     return build_node(name, resource_list(cpu, memory, pods="10"), labels, **kwargs)
+
+
+def _spread_pod(name: str, *constraints: dict[str, Any]) -> dict[str, Any]:
+    """``util.BuildPodWithTopologySpreadConstraints``: a pending ``app=foo`` pod."""
+    raw = _pod(name, labels={"app": "foo"})
+    raw["spec"]["topologySpreadConstraints"] = list(constraints)
+    return raw
 
 
 UPSTREAM_CASES = [
@@ -223,12 +231,29 @@ UPSTREAM_CASES = [
     ),
     pytest.param(
         "pod topology spread prefers node to reduce skew",
-        [],
-        [],
+        [
+            _node("n1", "4", "4Gi", {"zone": "zone1"}),
+            _node("n2", "4", "4Gi", {"zone": "zone2"}),
+            _node("n3", "4", "4Gi", {"zone": "zone3"}),
+        ],
+        [
+            _pod("p1", "n1", labels={"app": "foo"}),
+            _pod("p2", "n1", labels={"app": "foo"}),
+            _pod("p3", "n2", labels={"app": "foo"}),
+            _spread_pod(
+                "p4",
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": {"app": "foo"}},
+                },
+            ),
+        ],
         only(podtopologyspread=10),
-        {},
+        # n3 (zone3) is empty, n2 (zone2) has 1 pod and n1 (zone1) has 2: spread is better on n3.
+        {"c1/p4": "n3"},
         id="pod topology spread prefers node to reduce skew",
-        marks=pytest.mark.skip(reason="PodTopologySpread scoring is not ported"),
     ),
 ]
 
@@ -698,3 +723,90 @@ def test_taint_counts_equal_reference(
     narrowed = prefer_no_schedule_tolerations([Toleration.of(t) for t in tolerations])
     for row in range(index.size):
         assert counts[row] == intolerable_prefer_no_schedule(index.taints(row), narrowed)
+
+
+def test_pod_topology_spread_worked_example() -> None:
+    """The upstream case's arithmetic: 3 zones -> weight ln(5) = 1.609; matches 2, 1, 0 ->
+    raw round(3.22) = 3, round(1.61) = 2, 0 -> 100 * (3 + 0 - s) / 3 = 0, 33, 100. A node
+    without the zone label is ignored (0)."""
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "foo"}},
+    }
+    objects = [
+        *base(),
+        ("Node", _node("n1", "4", "4Gi", {"zone": "zone1"})),
+        ("Node", _node("n2", "4", "4Gi", {"zone": "zone2"})),
+        ("Node", _node("n3", "4", "4Gi", {"zone": "zone3"})),
+        ("Node", _node("n4", "4", "4Gi")),
+        ("Pod", _pod("p1", "n1", labels={"app": "foo"})),
+        ("Pod", _pod("p2", "n1", labels={"app": "foo"})),
+        ("Pod", _pod("p3", "n2", labels={"app": "foo"})),
+        ("Pod", _spread_pod("p4", constraint)),
+        ("Pod", _pod("plain")),
+    ]
+    ssn = make_session(objects, only(podtopologyspread=1))
+    assert scores(ssn, "p4") == {"n1": 0.0, "n2": 33.0, "n3": 100.0, "n4": 0.0}
+    assert scores(ssn, "plain") == {"n1": 0.0, "n2": 0.0, "n3": 0.0, "n4": 0.0}
+
+
+SOFT_CONSTRAINT = st.fixed_dictionaries(
+    {
+        "maxSkew": st.integers(1, 3),
+        "topologyKey": st.sampled_from(["zone", HOSTNAME]),
+        "whenUnsatisfiable": st.just("ScheduleAnyway"),
+        "labelSelector": st.sampled_from([{"matchLabels": {"app": "db"}}, {}]),
+    },
+    optional={
+        "nodeAffinityPolicy": st.sampled_from(["Honor", "Ignore"]),
+        "nodeTaintsPolicy": st.sampled_from(["Honor", "Ignore"]),
+    },
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_pod_topology_spread_scores_equal_reference(data: st.DataObject) -> None:
+    names = [f"n{i}" for i in range(data.draw(st.integers(1, 5)))]
+    objects: list[tuple[str, Mapping[str, Any]]] = [*base()]
+    for name in names:
+        node_labels = {HOSTNAME: name}
+        if data.draw(st.booleans()):
+            node_labels["zone"] = data.draw(st.sampled_from(["a", "b", "c"]))
+        taints = (
+            [{"key": "k", "value": "v", "effect": "NoSchedule"}]
+            if data.draw(st.booleans())
+            else None
+        )
+        objects.append(("Node", _node(name, "8", "8Gi", node_labels, taints=taints)))
+    for i in range(data.draw(st.integers(0, 6))):
+        where = data.draw(st.sampled_from(names))
+        objects.append(("Pod", _pod(f"old{i}", where, labels=data.draw(POD_LABELS))))
+    me = _pod("me", labels=data.draw(POD_LABELS))
+    me["spec"]["topologySpreadConstraints"] = data.draw(
+        st.lists(SOFT_CONSTRAINT, min_size=1, max_size=2)
+    )
+    if data.draw(st.booleans()):
+        me["spec"]["nodeSelector"] = {"zone": "a"}
+    objects.append(("Pod", me))
+    ssn = make_session(objects, ALL_ZERO)
+    index = NodeIndex(ssn.node_list)
+    spread = TopologySpread(SessionPods(ssn), index)
+    candidates = sorted(data.draw(st.sets(st.integers(0, len(names) - 1), min_size=1)))
+    rows = np.array(candidates, dtype=np.intp)
+    task = task_of(ssn, "me")
+    views = [
+        NodeView(
+            n.name,
+            n.labels,
+            index.taints(n.row),
+            tuple((t.namespace, t.pod) for t in n.tasks.values()),
+        )
+        for n in ssn.node_list
+    ]
+    expected = score_reference(task.pod, task.namespace, views, candidates)
+    actual = spread.scores(task, rows)
+    assert expected is not None and actual is not None
+    assert [int(v) for v in actual] == expected

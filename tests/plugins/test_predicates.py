@@ -57,6 +57,7 @@ from volcano_py.plugins.predicates.masks import (
 from volcano_py.plugins.predicates.node_index import NodeIndex, requirement_mask
 from volcano_py.plugins.predicates.selectors import Requirement, SelectorError
 from volcano_py.plugins.predicates.session_pods import SessionPods
+from volcano_py.plugins.predicates.topology_spread import NodeView, TopologySpread, filter_reference
 
 UNRESOLVABLE = StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE
 UNSCHEDULABLE = StatusCode.UNSCHEDULABLE
@@ -1029,3 +1030,242 @@ def test_task_status_after_discard_is_pending() -> None:
     statement.discard()
     assert task.status is TaskStatus.PENDING and not ssn.nodes["n1"].tasks
     assert np.array_equal(ssn.predicate_masks(task)[1].passed, [True])
+
+
+# --------------------------------------------------------------------------- PodTopologySpread
+
+SPREAD_NODES: Objects = [
+    node("a1", {HOSTNAME: "a1", "zone": "a"}),
+    node("a2", {HOSTNAME: "a2", "zone": "a"}),
+    node("b1", {HOSTNAME: "b1", "zone": "b"}),
+    node("nozone", {HOSTNAME: "nozone"}),
+]
+
+
+def spread_pod(
+    name: str, node_name: str = "", *constraints: dict[str, Any], **kwargs: Any
+) -> tuple[str, dict[str, Any]]:
+    kind, raw = pod(name, node_name, labels=kwargs.pop("labels", {"app": "foo"}), **kwargs)
+    if constraints:
+        raw["spec"]["topologySpreadConstraints"] = list(constraints)
+    return kind, raw
+
+
+def spread(
+    key: str = "zone", skew: int = 1, action: str = "DoNotSchedule", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "maxSkew": skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": action,
+        "labelSelector": {"matchLabels": {"app": "foo"}},
+        **extra,
+    }
+
+
+ERR_SPREAD = "node(s) didn't match pod topology spread constraints"
+
+
+def test_topology_spread_skew() -> None:
+    """Zone a holds 2 matching pods, b none: a node in a would make the skew 3 > 1."""
+    objects = [
+        *base(),
+        *SPREAD_NODES,
+        spread_pod("x1", "a1"),
+        spread_pod("x2", "a2"),
+        spread_pod("p", "", spread()),
+    ]
+    ssn = make_session(objects)
+    assert feasible(ssn, "p") == ["b1"]
+    assert statuses(ssn, "p", "a1") == [(UNSCHEDULABLE, ERR_SPREAD)]
+    assert statuses(ssn, "p", "nozone") == [
+        (UNRESOLVABLE, ERR_SPREAD + " (missing required label)")
+    ]
+
+
+def test_topology_spread_follows_session_events() -> None:
+    objects = [
+        *base(),
+        *SPREAD_NODES,
+        spread_pod("x1", "a1"),
+        spread_pod("q", ""),
+        spread_pod("p", "", spread()),
+    ]
+    ssn = make_session(objects)
+    assert feasible(ssn, "p") == ["b1"]
+    statement = ssn.statement()
+    statement.allocate(task_of(ssn, "q"), ssn.nodes["b1"])
+    assert feasible(ssn, "p") == ["a1", "a2", "b1"]
+    statement.discard()
+    assert feasible(ssn, "p") == ["b1"]
+
+
+def test_topology_spread_min_domains_and_policies() -> None:
+    placed = [spread_pod("x1", "a1"), spread_pod("x2", "a2")]
+    # Only zone a is eligible under the pod's node selector (nodeAffinityPolicy Honor): one
+    # domain, minimum 2, skew 1 on a.
+    honor = spread_pod("honor", "", spread(), node_selector={"zone": "a"})
+    ignore = spread_pod(
+        "ignore", "", spread(nodeAffinityPolicy="Ignore"), node_selector={"zone": "a"}
+    )
+    # Two domains (a: 2, b: 0) but minDomains 3: the minimum counts as 0.
+    min_domains = spread_pod("min-domains", "", spread(skew=2, minDomains=3))
+    objects = [*base(), *SPREAD_NODES, *placed, honor, ignore, min_domains]
+    ssn = make_session(objects)
+    assert feasible(ssn, "honor") == ["a1", "a2"]
+    assert feasible(ssn, "ignore") == []
+    assert feasible(ssn, "min-domains") == ["b1"]
+
+
+def test_topology_spread_taints_policy() -> None:
+    tainted = node(
+        "b1",
+        {HOSTNAME: "b1", "zone": "b"},
+        taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
+    )
+    tolerate = [{"key": "k", "operator": "Exists"}]
+    objects = [
+        *base(),
+        node("a1", {HOSTNAME: "a1", "zone": "a"}),
+        tainted,
+        spread_pod("x1", "a1"),
+        # Taints ignored (default): zone b counts as an empty domain, a would be skew 2.
+        spread_pod("ignore", "", spread(), tolerations=tolerate),
+        # Honor: the pod tolerates b1's taint, so b still counts.
+        spread_pod("honor", "", spread(nodeTaintsPolicy="Honor"), tolerations=tolerate),
+        # Honor without the toleration: zone b is not a domain, so a alone has minimum 1.
+        spread_pod("strict", "", spread(nodeTaintsPolicy="Honor"), labels={"app": "foo"}),
+    ]
+    ssn = make_session(objects, {"predicate.TaintTolerationEnable": False})
+    assert feasible(ssn, "ignore") == ["b1"]
+    assert feasible(ssn, "honor") == ["b1"]
+    assert feasible(ssn, "strict") == ["a1", "b1"]
+
+
+def test_topology_spread_counts_namespace_non_terminating_and_match_label_keys() -> None:
+    terminating = spread_pod("gone", "b1")
+    terminating[1]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    other_ns = (
+        "Pod",
+        build_pod("other", "y", "b1", "Running", resource_list("1", "1G"), "", {"app": "foo"}),
+    )
+    keyed = spread_pod(
+        "keyed", "", spread(matchLabelKeys=["rev"]), labels={"app": "foo", "rev": "2"}
+    )
+    objects = [
+        *base(),
+        *SPREAD_NODES,
+        spread_pod("x1", "a1", labels={"app": "foo", "rev": "1"}),
+        terminating,
+        other_ns,
+        spread_pod("p", "", spread()),
+        keyed,
+    ]
+    ssn = make_session(objects)
+    # a: 1, b: 0 (the terminating pod and the other namespace's pod do not count).
+    assert feasible(ssn, "p") == ["b1"]
+    # With matchLabelKeys [rev] only rev=2 pods count: none anywhere.
+    assert feasible(ssn, "keyed") == ["a1", "a2", "b1"]
+
+
+def test_topology_spread_bad_selector_fails_pre_predicate() -> None:
+    bad = spread()
+    bad["labelSelector"] = {"matchExpressions": [{"key": "app", "operator": "In"}]}
+    ssn = make_session([*base(), *SPREAD_NODES, spread_pod("p", "", bad)])
+    status = ssn.pre_predicate_fn(task_of(ssn, "p"))
+    assert status is not None and status.reason.startswith(
+        "plugin PodTopologySpread pre-predicates failed get constraints from pod"
+    )
+
+
+SPREAD_LABELS = st.sampled_from([{"app": "foo"}, {"app": "bar"}, {"app": "foo", "rev": "1"}, {}])
+SPREAD_CONSTRAINT = st.fixed_dictionaries(
+    {
+        "maxSkew": st.integers(1, 2),
+        "topologyKey": st.sampled_from(["zone", HOSTNAME, "rack"]),
+        "whenUnsatisfiable": st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]),
+        "labelSelector": st.sampled_from(
+            [
+                {"matchLabels": {"app": "foo"}},
+                {},
+                {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+            ]
+        ),
+    },
+    optional={
+        "minDomains": st.integers(1, 4),
+        "nodeAffinityPolicy": st.sampled_from(["Honor", "Ignore"]),
+        "nodeTaintsPolicy": st.sampled_from(["Honor", "Ignore"]),
+        "matchLabelKeys": st.just(["rev"]),
+    },
+)
+
+
+@st.composite
+def spread_clusters(draw: st.DrawFn) -> Objects:
+    objects: Objects = [*base()]
+    names = []
+    for i in range(draw(st.integers(1, 5))):
+        node_labels = {HOSTNAME: f"n{i}"}
+        if draw(st.booleans()):
+            node_labels["zone"] = draw(st.sampled_from(["a", "b", "c"]))
+        if draw(st.booleans()):
+            node_labels["rack"] = draw(st.sampled_from(["r1", "r2"]))
+        taints = (
+            [{"key": "k", "value": "v", "effect": "NoSchedule"}] if draw(st.booleans()) else None
+        )
+        objects.append(node(f"n{i}", node_labels, taints=taints))
+        names.append(f"n{i}")
+    for j in range(draw(st.integers(0, 6))):
+        kind, raw = pod(f"x{j}", draw(st.sampled_from(names)), labels=draw(SPREAD_LABELS))
+        if draw(st.booleans()):
+            raw["metadata"]["namespace"] = "elsewhere"
+        if draw(st.integers(0, 4)) == 0:
+            raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+        objects.append((kind, raw))
+    extra: dict[str, Any] = {}
+    if draw(st.booleans()):
+        extra["node_selector"] = {"zone": draw(st.sampled_from(["a", "b"]))}
+    if draw(st.booleans()):
+        extra["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    constraints = draw(st.lists(SPREAD_CONSTRAINT, min_size=1, max_size=2))
+    objects.append(spread_pod("p", "", *constraints, labels=draw(SPREAD_LABELS), **extra))
+    return objects
+
+
+def spread_views(ssn: Session) -> list[NodeView]:
+    index = NodeIndex(ssn.node_list)
+    return [
+        NodeView(
+            n.name,
+            n.labels,
+            index.taints(n.row),
+            tuple((t.namespace, t.pod) for t in n.tasks.values()),
+        )
+        for n in ssn.node_list
+    ]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spread_clusters())
+def test_topology_spread_mask_equals_reference(objects: Objects) -> None:
+    ssn = make_session(objects)
+    pods = SessionPods(ssn)
+    spread_state = TopologySpread(pods, NodeIndex(ssn.node_list))
+    task = task_of(ssn, "p")
+    expected = filter_reference(task.pod, task.namespace, spread_views(ssn))
+    mask = spread_state.mask(task)
+    if mask is None:
+        assert all(status is None for status in expected)
+        return
+    for row, status in enumerate(expected):
+        assert bool(mask.passed[row]) == (status is None)
+        if status is not None:
+            assert mask.reason(row) == status
+
+
+def test_topology_spread_switched_off() -> None:
+    """``TestInitPlugin``: with ``predicate.PodTopologySpreadEnable: false`` no spreading."""
+    objects = [*base(), *SPREAD_NODES, spread_pod("x1", "a1"), spread_pod("p", "", spread())]
+    ssn = make_session(objects, {"predicate.PodTopologySpreadEnable": False})
+    assert feasible(ssn, "p") == ["a1", "a2", "b1", "nozone"]

@@ -14,7 +14,7 @@ argument                    default  scorer
 ``podaffinity.weight``      2        InterPodAffinity, preferred terms
 ``tainttoleration.weight``  3        TaintToleration, PreferNoSchedule taints
 ``imagelocality.weight``    1        ImageLocality: not ported (no image states cached)
-``podtopologyspread.weight`` 2       PodTopologySpread: not ported
+``podtopologyspread.weight`` 2       PodTopologySpread, ScheduleAnyway constraints
 ==========================  =======  ==================================================
 
 The resource scorers are vectorised over the session's NodeMatrix; ``*_reference`` functions
@@ -61,6 +61,7 @@ from volcano_py.plugins.predicates.taints import (
     intolerable_prefer_no_schedule,
     prefer_no_schedule_tolerations,
 )
+from volcano_py.plugins.predicates.topology_spread import TopologySpread
 
 log = logging.getLogger(__name__)
 
@@ -410,6 +411,7 @@ class NodeOrderPlugin:
         requested = RequestedTracker(ssn, pods)
         static = StaticScores(index)
         tracker = AffinityTracker(pods, index) if weights.pod_affinity else None
+        spread = TopologySpread(pods, index) if weights.pod_topology_spread else None
 
         def batch_node_order(task: TaskInfo, rows: IntArray) -> FloatArray:
             total = np.zeros(len(rows))
@@ -446,6 +448,10 @@ class NodeOrderPlugin:
                 if state.topology_score:
                     raw = pod_affinity_scores(state, index, rows)
                     total += weights.pod_affinity * min_max_normalize(raw)
+            if spread is not None:
+                spread_scores = spread.scores(task, rows)
+                if spread_scores is not None:
+                    total += weights.pod_topology_spread * spread_scores
             return total
 
         ssn.add_batch_node_order_fn(self.name, batch_node_order)

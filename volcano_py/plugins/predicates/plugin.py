@@ -4,8 +4,9 @@ Registers, in Volcano's filter order:
 
 * a PrePredicateFn: the pre-filters that can reject a pod outright (node-name affinity terms
   that conflict, inter-pod affinity terms that do not parse);
-* two PredicateMaskFns: the node-static filters (NodeUnschedulable, NodeAffinity with
-  ``nodeSelector``, TaintToleration) per pod signature, then the pod-count check;
+* three PredicateMaskFns: the node-static filters (NodeUnschedulable, NodeAffinity with
+  ``nodeSelector``, TaintToleration) per pod signature, the pod-count check, and
+  PodTopologySpread's hard constraints (both recomputed, vectorised, after each placement);
 * a TaskPredicateFn giving, only to the tasks that need one, the per-node check of what
   depends on the pods placed so far: NodePorts, then InterPodAffinity (including existing
   pods' anti-affinity);
@@ -14,7 +15,7 @@ Registers, in Volcano's filter order:
 There is no CPU/memory fit here: the actions check requests against idle resources.
 
 Not ported: the volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding), DRA and device
-sharing (no volumes or devices are modelled), PodTopologySpread, the equivalence cache
+sharing (no volumes or devices are modelled), the equivalence cache
 (``predicate.CacheEnable``: the static masks are already cached per signature), and the
 Simulate* hooks of topology-aware preemption. Their arguments are accepted and ignored.
 """
@@ -38,6 +39,8 @@ from volcano_py.plugins.predicates.podspec import affinity, init_containers
 from volcano_py.plugins.predicates.ports import PortTracker
 from volcano_py.plugins.predicates.selectors import name_conflict
 from volcano_py.plugins.predicates.session_pods import SessionPods
+from volcano_py.plugins.predicates.topology_spread import PLUGIN as POD_TOPOLOGY_SPREAD
+from volcano_py.plugins.predicates.topology_spread import TopologySpread
 
 PLUGIN_NAME: Final = "predicates"
 
@@ -113,6 +116,7 @@ class PredicatesPlugin:
         pod_count = PodCountMask(pods, ssn.matrix)
         ports = PortTracker(pods) if flags.node_ports else None
         pod_affinity = AffinityTracker(pods, index) if flags.pod_affinity else None
+        spread = TopologySpread(pods, index) if flags.pod_topology_spread else None
 
         def pre_predicate(task: TaskInfo) -> Status | None:
             if not SIDECAR_CONTAINERS_ENABLED and any(
@@ -129,6 +133,15 @@ class PredicatesPlugin:
                     return Status(
                         StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE,
                         f"plugin {INTER_POD_AFFINITY} pre-predicates failed parsing pod: {error}",
+                        self.name,
+                    )
+            if spread is not None:
+                error = spread.pre_filter_error(task)
+                if error:
+                    return Status(
+                        StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        f"plugin {POD_TOPOLOGY_SPREAD} pre-predicates failed get constraints from"
+                        f" pod: obtaining pod's hard topology spread constraints: {error}",
                         self.name,
                     )
             return None
@@ -167,6 +180,8 @@ class PredicatesPlugin:
         ssn.add_pre_predicate_fn(self.name, pre_predicate)
         ssn.add_predicate_mask_fn(self.name, static.mask)
         ssn.add_predicate_mask_fn(self.name, pod_count.mask)
+        if spread is not None:
+            ssn.add_predicate_mask_fn(self.name, spread.mask)
         ssn.add_task_predicate_fn(self.name, task_predicate)
 
     def on_session_close(self, ssn: Session) -> None:
