@@ -42,9 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _register_builtin_subcommands() -> None:
     # Imported here, not at the top: each subcommand pulls in its own (heavier) dependencies.
-    from volcano_py.cli import simulate
+    from volcano_py.cli import scheduler, simulate
 
     SUBCOMMANDS["simulate"] = (simulate.HELP, simulate.add_arguments, simulate.run)
+    SUBCOMMANDS["scheduler"] = (scheduler.HELP, scheduler.add_arguments, scheduler.run)
 
 
 _register_builtin_subcommands()

@@ -1,0 +1,441 @@
+"""`volcano-py scheduler` as a process against the real control plane: readiness only after
+every watch listed, the endpoints, the configuration reload. The helpers here (the scheduler
+subprocess, its RBAC, workload builders) serve the other test_scheduler_* modules too.
+
+The scheduler always runs as the control plane's scheduler user under the rules of
+``deploy/base/rbac.yaml`` (bound to that user), so a missing RBAC rule fails these tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from e2e.controlplane import REPO_ROOT, SCHEDULER_USER, ApiError, ControlPlane, free_port
+
+pytestmark = pytest.mark.cluster
+
+RBAC_FILE = REPO_ROOT / "deploy" / "base" / "rbac.yaml"
+LEASE_NAMESPACE = "volcano-system"
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+# ------------------------------------------------------------------------------ RBAC
+
+
+def grant_scheduler_rbac(plane: ControlPlane) -> None:
+    """deploy/base's ClusterRole and leader-election Role, bound to the scheduler *user* the
+    control plane's scheduler kubeconfig authenticates as (instead of the ServiceAccount)."""
+    with contextlib.suppress(ApiError):
+        plane.create_namespace(LEASE_NAMESPACE)
+    subject = {"kind": "User", "name": SCHEDULER_USER, "apiGroup": "rbac.authorization.k8s.io"}
+    for document in yaml.safe_load_all(RBAC_FILE.read_text()):
+        if not document:
+            continue
+        if document["kind"] in ("ClusterRoleBinding", "RoleBinding"):
+            document = {**document, "subjects": [subject]}
+        kind = document["kind"]
+        namespace = document["metadata"].get("namespace")
+        path = plane.resource_path(document["apiVersion"], kind, namespace)
+        try:
+            plane.request("POST", path, document)
+        except ApiError as error:
+            if error.status != 409:
+                raise
+            name = document["metadata"]["name"]
+            current = plane.request("GET", f"{path}/{name}")
+            document["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            plane.request("PUT", f"{path}/{name}", document)
+
+
+@pytest.fixture(scope="session")
+def scheduler_rbac(control_plane: ControlPlane) -> ControlPlane:
+    grant_scheduler_rbac(control_plane)
+    return control_plane
+
+
+# ------------------------------------------------------------------------------ the process
+
+
+class SchedulerProcess:
+    """``python -m volcano_py scheduler`` with its own ports and log file."""
+
+    def __init__(
+        self,
+        plane: ControlPlane,
+        workdir: Path,
+        *,
+        scheduler_name: str,
+        conf: str | None = None,
+        extra: Sequence[str] = (),
+        kubeconfig: Path | None = None,
+        label: str = "scheduler",
+        period: str = "200ms",
+    ) -> None:
+        self.plane = plane
+        self.workdir = workdir
+        self.scheduler_name = scheduler_name
+        self.label = label
+        self.metrics_port = free_port()
+        self.health_port = free_port()
+        self.log_path = workdir / f"{label}-{secrets.token_hex(2)}.log"
+        self.conf_path: Path | None = None
+        if conf is not None:
+            self.conf_path = workdir / f"{label}-volcano-scheduler.conf"
+            self.conf_path.write_text(conf)
+        self.argv = [
+            sys.executable, "-m", "volcano_py", "scheduler",
+            f"--kubeconfig={kubeconfig or plane.scheduler_kubeconfig}",
+            f"--scheduler-name={scheduler_name}",
+            f"--listen-address=127.0.0.1:{self.metrics_port}",
+            f"--healthz-address=127.0.0.1:{self.health_port}",
+            f"--schedule-period={period}",
+            "-v=3",
+            *([f"--scheduler-conf={self.conf_path}"] if self.conf_path else []),
+            *extra,
+        ]  # fmt: skip
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> SchedulerProcess:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=REPO_ROOT,
+                env=env,
+                start_new_session=True,
+            )
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def get(self, path: str, port: int | None = None) -> tuple[int, str]:
+        url = f"http://127.0.0.1:{port or self.health_port}{path}"
+        try:
+            with _NO_PROXY.open(url, timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+        except OSError as error:
+            return 0, str(error)
+
+    def wait_for(self, what: str, check: Callable[[], bool], timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if check():
+                return
+            if not self.alive:
+                raise AssertionError(
+                    f"{self.label} exited ({self.returncode}) waiting for {what}\n{self.log()}"
+                )
+            time.sleep(0.1)
+        raise AssertionError(f"{self.label}: timed out waiting for {what}\n{self.log()}")
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        self.wait_for("/readyz", lambda: self.get("/readyz")[0] == 200, timeout)
+
+    def metrics(self) -> list[tuple[str, dict[str, str], float]]:
+        status, text = self.get("/metrics", self.metrics_port)
+        assert status == 200, text
+        return [
+            (sample.name, dict(sample.labels), sample.value)
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+        ]
+
+    def metric(self, name: str, **labels: str) -> float:
+        return sum(
+            value
+            for sample, sample_labels, value in self.metrics()
+            if sample == name and all(sample_labels.get(k) == v for k, v in labels.items())
+        )
+
+    def requests(self, resource: str, verb: str, code: str | None = None) -> float:
+        wanted = {"resource": resource, "verb": verb}
+        if code is not None:
+            wanted["code"] = code
+        return self.metric("rest_client_requests_total", **wanted)
+
+    def forbidden(self) -> list[dict[str, str]]:
+        return [
+            labels
+            for name, labels, value in self.metrics()
+            if name == "rest_client_requests_total" and labels.get("code") == "403" and value
+        ]
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.poll() if self.process is not None else None
+
+    def kill(self) -> None:
+        if self.alive:
+            assert self.process is not None
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def terminate(self, timeout: float = 20.0) -> int:
+        assert self.process is not None
+        if self.alive:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+            raise AssertionError(f"{self.label} did not stop on SIGTERM\n{self.log()}") from None
+
+    def log(self, lines: int | None = 60) -> str:
+        """The last ``lines`` lines of its log (all with None)."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        kept = text.splitlines()[-lines:] if lines else text.splitlines()
+        return f"---- {self.label} log\n" + "\n".join(kept)
+
+
+@pytest.fixture
+def scheduler_name() -> str:
+    """A scheduler name of the test's own: no other test's pods are seen as ours."""
+    return f"vk-{secrets.token_hex(3)}"
+
+
+@pytest.fixture
+def start_scheduler(
+    scheduler_rbac: ControlPlane, tmp_path: Path, scheduler_name: str
+) -> Iterator[Callable[..., SchedulerProcess]]:
+    started: list[SchedulerProcess] = []
+
+    def start(**kwargs: Any) -> SchedulerProcess:
+        kwargs.setdefault("scheduler_name", scheduler_name)
+        process = SchedulerProcess(scheduler_rbac, tmp_path, **kwargs).start()
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        with contextlib.suppress(Exception):
+            process.kill()
+
+
+# ------------------------------------------------------------------------------ workloads
+
+
+def pod_manifest(
+    name: str,
+    scheduler_name: str,
+    *,
+    group: str | None = None,
+    cpu: str = "1",
+    memory: str = "1Gi",
+    extra_annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    annotations = dict(extra_annotations or {})
+    if group:
+        annotations[GROUP_ANNOTATION] = group
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {
+            "schedulerName": scheduler_name,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{
+                "name": "main",
+                "image": "busybox",
+                "resources": {"requests": {"cpu": cpu, "memory": memory}},
+            }],
+        },
+    }  # fmt: skip
+
+
+def pod_group_manifest(name: str, min_member: int, queue: str = "default") -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"minMember": min_member, "queue": queue},
+    }
+
+
+def queue_manifest(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1, "reclaimable": True, **spec},
+    }
+
+
+def create_gang(
+    plane: ControlPlane,
+    namespace: str,
+    name: str,
+    size: int,
+    scheduler_name: str,
+    *,
+    min_member: int | None = None,
+    queue: str = "default",
+    cpu: str = "1",
+    pods: int | None = None,
+) -> list[str]:
+    """A PodGroup and ``pods`` (default ``size``) of its pods; returns the pod names."""
+    plane.create(
+        pod_group_manifest(name, size if min_member is None else min_member, queue), namespace
+    )
+    names = [f"{name}-{index}" for index in range(size if pods is None else pods)]
+    for pod in names:
+        plane.create(pod_manifest(pod, scheduler_name, group=name, cpu=cpu), namespace)
+    return names
+
+
+def list_pods(plane: ControlPlane, namespace: str) -> dict[str, dict[str, Any]]:
+    items = plane.request("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
+    return {pod["metadata"]["name"]: pod for pod in items}
+
+
+def bound(pods: Mapping[str, Mapping[str, Any]], names: Sequence[str] | None = None) -> list[str]:
+    chosen = names if names is not None else list(pods)
+    return [name for name in chosen if name in pods and pods[name]["spec"].get("nodeName")]
+
+
+def get_pod_group(plane: ControlPlane, namespace: str, name: str) -> dict[str, Any]:
+    result: dict[str, Any] = plane.request(
+        "GET", f"{PG_PATH}/namespaces/{namespace}/podgroups/{name}"
+    )
+    return result
+
+
+def wait_until(
+    what: str,
+    check: Callable[[], bool],
+    timeout: float = 30.0,
+    diagnose: Callable[[], str] = lambda: "",
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}\n{diagnose()}")
+
+
+# ------------------------------------------------------------------------------ tests
+
+
+def test_ready_only_after_every_list_then_serves_metrics_and_queues(
+    start_scheduler: Callable[..., SchedulerProcess], control_plane: ControlPlane
+) -> None:
+    scheduler = start_scheduler()
+    scheduler.wait_ready()
+    assert scheduler.get("/healthz") == (200, "ok\n")
+    # Root and default queues exist (created unless present), root not reclaimable.
+    root = control_plane.request("GET", f"{PG_PATH}/queues/root")
+    assert root["spec"]["reclaimable"] is False
+    assert control_plane.request("GET", f"{PG_PATH}/queues/default")["metadata"]["name"]
+    # Cycles run and are timed into Volcano's metrics.
+    scheduler.wait_for(
+        "a timed cycle",
+        lambda: scheduler.metric("volcano_e2e_scheduling_latency_milliseconds_count") >= 2,
+    )
+    assert (
+        scheduler.metric("volcano_action_scheduling_latency_milliseconds_count", action="allocate")
+        >= 2
+    )
+    assert (
+        scheduler.metric(
+            "volcano_plugin_scheduling_latency_milliseconds_count",
+            plugin="gang",
+            OnSession="OnSessionOpen",
+        )
+        >= 2
+    )
+    # Every kind listed and watched, all under deploy/base's least-privilege rules.
+    for resource in (
+        "pods",
+        "nodes",
+        "queues",
+        "podgroups",
+        "hypernodes",
+        "priorityclasses",
+        "poddisruptionbudgets",
+    ):
+        assert scheduler.requests(resource, "LIST", "200") >= 1, resource
+        assert scheduler.requests(resource, "WATCH", "200") >= 1, resource
+    assert scheduler.forbidden() == []
+    assert scheduler.terminate() == 0
+
+
+def test_no_session_before_the_cache_synced(
+    start_scheduler: Callable[..., SchedulerProcess], control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """Credentials the API server rejects: nothing lists, so nothing is scheduled."""
+    config = yaml.safe_load(control_plane.scheduler_kubeconfig.read_text())
+    config["users"][0]["user"]["token"] = "not-a-valid-token"
+    kubeconfig = tmp_path / "rejected.kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    scheduler = start_scheduler(kubeconfig=kubeconfig)
+    scheduler.wait_for("/healthz", lambda: scheduler.get("/healthz")[0] == 200)
+    time.sleep(1.5)
+    status, text = scheduler.get("/readyz")
+    assert status == 503 and "cache not synced" in text, text
+    assert scheduler.metric("volcano_e2e_scheduling_latency_milliseconds_count") == 0
+    assert scheduler.requests("pods", "LIST", "401") >= 1
+    assert scheduler.terminate() == 0
+
+
+def test_config_reload_keeps_last_good(
+    start_scheduler: Callable[..., SchedulerProcess],
+    control_plane: ControlPlane,
+    namespace: str,
+    make_nodes: Callable[..., list[str]],
+    scheduler_name: str,
+) -> None:
+    make_nodes("cpu", 1)
+    good = (
+        'actions: "enqueue, allocate, backfill"\ntiers:\n- plugins:\n  - name: gang\n'
+        "  - name: predicates\n  - name: proportion\n"
+    )
+    scheduler = start_scheduler(conf=good)
+    scheduler.wait_ready()
+    assert scheduler.conf_path is not None
+    scheduler.conf_path.write_text('actions: "enqueue, allocat"\n')  # a typo: unknown action
+    scheduler.wait_for(
+        "the reload failure metric",
+        lambda: scheduler.metric("volcano_scheduler_config_reload_failures_total") == 1,
+    )
+    # Still scheduling with the last good configuration.
+    names = create_gang(control_plane, namespace, "after-bad-conf", 2, scheduler_name)
+    wait_until(
+        "pods bound",
+        lambda: len(bound(list_pods(control_plane, namespace), names)) == 2,
+        diagnose=scheduler.log,
+    )
+    assert "keeping the last good one" in scheduler.log(None)
+    assert "failed to find Action 'allocat'" in scheduler.log(None)
+    # Fixed: reloaded (and the same bad content is reported once, not every cycle).
+    scheduler.conf_path.write_text(good.replace("backfill", "backfill, reclaim"))
+    scheduler.wait_for("the reload", lambda: "reclaim" in scheduler.log(None).split("reloaded")[-1])
+    assert scheduler.metric("volcano_scheduler_config_reload_failures_total") == 1
+    assert scheduler.terminate() == 0

@@ -1,0 +1,339 @@
+"""The live scheduler: the offline scheduler's cache and cycle, fed by informers and writing
+through the live adapters.
+
+Threads:
+
+* the I/O thread runs one asyncio loop: the informers (every watched kind), the binder's
+  worker pool, the evictor, the status writer, the event recorder, the Lease elector and the
+  HTTP endpoints;
+* the scheduling thread runs ``SchedulerLoop``: one session per period, only once every
+  informer has listed and, with ``--leader-elect``, only while this replica holds the Lease;
+* the calling (main) thread waits for SIGTERM/SIGINT, then stops the loop, lets queued binds
+  go out (a few seconds at most), releases the Lease and returns 0.
+
+Losing the Lease stops every write at once and exits the process with status 1, as Volcano's
+``OnStoppedLeading: klog.Fatalf``: a replica that may have missed events restarts from a clean
+LIST rather than carrying on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api.types import DEFAULT_QUEUE, DEFAULT_SCHEDULER_NAME, ROOT_QUEUE
+from volcano_py.cache.cache import SchedulerCache
+from volcano_py.framework.plugin import PluginBuilder
+from volcano_py.operator.binder import LiveBinder, PodFeed
+from volcano_py.operator.informer import WATCHED_KINDS, Informers
+from volcano_py.operator.writers import BatchedEventRecorder, LiveEvictor, LiveStatusWriter
+from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
+from volcano_py.runtime.conffile import ConfFile
+from volcano_py.runtime.health import HttpEndpoints, Probes
+from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
+from volcano_py.runtime.loop import SchedulerLoop, describe
+from volcano_py.scheduler.cycle import CycleTimings
+from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SchedulerOptions:
+    kubeconfig: str | None = None
+    scheduler_conf: str | None = None
+    schedule_period: float = 1.0
+    scheduler_names: tuple[str, ...] = (DEFAULT_SCHEDULER_NAME,)
+    default_queue: str = DEFAULT_QUEUE
+    leader_elect: bool = False
+    lease: LeaseConfig = field(default_factory=LeaseConfig)
+    kube_api_qps: float = 2000.0
+    kube_api_burst: int = 2000
+    listen_address: str = ":8080"
+    healthz_address: str = ":11251"
+    bind_concurrency: int = 64
+    events: str = "all"
+    priority_class: bool = True
+    shutdown_grace: float = 5.0
+
+
+def _queue_manifest(name: str, reclaimable: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1, "reclaimable": reclaimable},
+    }
+
+
+def _hard_exit() -> None:
+    for handler in logging.getLogger().handlers:
+        with contextlib.suppress(Exception):
+            handler.flush()
+    sys.stderr.flush()
+    os._exit(1)
+
+
+class LiveScheduler:
+    def __init__(
+        self,
+        options: SchedulerOptions,
+        *,
+        plugins: Mapping[str, PluginBuilder] | None = None,
+        access: ClusterAccess | None = None,
+        on_lost_lease: Callable[[], None] = _hard_exit,
+    ) -> None:
+        self.options = options
+        self.access = access or ClusterAccess.load(options.kubeconfig)
+        self.on_lost_lease = on_lost_lease
+        self.conf = ConfFile(options.scheduler_conf, BUILTIN_ACTIONS)
+        self.cache = SchedulerCache(
+            scheduler_names=frozenset(options.scheduler_names),
+            default_queue=options.default_queue,
+        )
+        self.loop_runner = SchedulerLoop(
+            self.cache,
+            self.conf,
+            plugins if plugins is not None else default_registry(),
+            options.schedule_period,
+            may_schedule=self.may_schedule,
+            on_cycle=self._on_cycle,
+        )
+        self.stop_requested = threading.Event()
+        self.io_ready = threading.Event()
+        self.io_failed: BaseException | None = None
+        self._io_loop: asyncio.AbstractEventLoop | None = None
+        self._io_stop: asyncio.Event | None = None
+        self.informers: Informers | None = None
+        self.binder: LiveBinder | None = None
+        self.evictor: LiveEvictor | None = None
+        self.status: LiveStatusWriter | None = None
+        self.recorder: BatchedEventRecorder | None = None
+        self.elector: LeaseElector | None = None
+        self.endpoints: HttpEndpoints | None = None
+        self._last_bound = 0
+        self._lost_lease = False
+
+    # ---- readiness
+
+    @property
+    def is_leader(self) -> bool:
+        if not self.options.leader_elect:
+            return True
+        return self.elector is not None and self.elector.is_leader and not self._lost_lease
+
+    def synced(self) -> bool:
+        return self.informers is not None and self.informers.synced()
+
+    def may_schedule(self) -> bool:
+        return not self.stop_requested.is_set() and self.synced() and self.is_leader
+
+    def may_write(self) -> bool:
+        return self.is_leader
+
+    def not_ready(self) -> str:
+        if not self.synced():
+            waiting = self.informers.unsynced() if self.informers is not None else ["all"]
+            return f"cache not synced: waiting for the first list of {', '.join(waiting)}"
+        if not self.is_leader:
+            return "not the leader (standby)"
+        return ""
+
+    def not_alive(self) -> str:
+        return "" if self.loop_runner.healthy() else "scheduling loop stalled"
+
+    # ---- the scheduling thread's report
+
+    def _on_cycle(self, number: int, timings: CycleTimings) -> None:
+        bound = self.binder.stats.queued if self.binder is not None else 0
+        binds, self._last_bound = bound - self._last_bound, bound
+        slow = timings.total > self.options.schedule_period
+        level = logging.INFO if binds or slow else logging.DEBUG
+        if log.isEnabledFor(level):
+            pending = self.binder.pending if self.binder is not None else 0
+            log.log(
+                level,
+                "cycle %d: %s; %d binds queued (%d not yet sent)",
+                number,
+                describe(timings),
+                binds,
+                pending,
+            )
+
+    # ---- I/O thread
+
+    async def _ensure_queues(self, api: KubeApi) -> None:
+        """Volcano's scheduler creates the default queue (and root) when missing."""
+        wanted = [(ROOT_QUEUE, False), (self.options.default_queue, True)]
+        for name, reclaimable in wanted:
+            try:
+                await api.request(
+                    "POST",
+                    "/apis/scheduling.volcano.sh/v1beta1/queues",
+                    _queue_manifest(name, reclaimable),
+                )
+                log.info("created queue %s", name)
+            except ApiError as error:
+                if not error.conflict:
+                    log.error("cannot create queue %s: %s", name, error)
+
+    def _lost(self) -> None:
+        self._lost_lease = True
+        log.critical("leader election lost: stopping (exit 1)")
+        self.on_lost_lease()
+
+    async def _io_main(self) -> None:
+        options = self.options
+        loop = asyncio.get_running_loop()
+        self._io_loop = loop
+        self._io_stop = asyncio.Event()
+        tasks: list[asyncio.Task[Any]] = []
+        api = KubeApi(
+            self.access,
+            qps=options.kube_api_qps,
+            burst=options.kube_api_burst,
+            max_connections=options.bind_concurrency + 64,
+        )
+        await api.open()
+        try:
+            self.endpoints = HttpEndpoints(
+                options.listen_address,
+                options.healthz_address,
+                Probes(alive=self.not_alive, ready=self.not_ready),
+            )
+            await self.endpoints.start()
+            log.info(
+                "serving %s",
+                ", ".join(
+                    f"{address} (port {port})" for address, port in self.endpoints.ports.items()
+                ),
+            )
+            await self._ensure_queues(api)
+            kinds = [
+                kind
+                for kind in WATCHED_KINDS
+                if options.priority_class or kind.kind != "PriorityClass"
+            ]
+            feed = PodFeed(self.cache.apply_event)
+            self.informers = Informers(
+                api, self.cache.apply_event, kinds=kinds, sinks={"Pod": feed}
+            )
+            identity = options.lease.identity
+            self.recorder = BatchedEventRecorder(
+                api,
+                mode=options.events,
+                component=options.scheduler_names[0],
+                instance=identity,
+                may_write=self.may_write,
+            )
+            self.binder = LiveBinder(
+                api,
+                loop,
+                self.informers["Pod"],
+                feed,
+                concurrency=options.bind_concurrency,
+                may_write=self.may_write,
+                recorder=self.recorder,
+            )
+            self.evictor = LiveEvictor(api, loop, may_write=self.may_write)
+            self.status = LiveStatusWriter(
+                api, loop, self.informers.by_kind, feed, may_write=self.may_write
+            )
+            self.cache.binder = self.binder
+            self.cache.evictor = self.evictor
+            self.cache.status_updater = self.status
+            self.cache.recorder = self.recorder
+            tasks += self.informers.start()
+            tasks += self.binder.start()
+            tasks += self.evictor.start()
+            tasks += self.status.start()
+            tasks += self.recorder.start()
+            if options.leader_elect:
+                self.elector = LeaseElector(api, options.lease, on_stopped_leading=self._lost)
+                tasks.append(asyncio.create_task(self.elector.run(), name="leader election"))
+            self.io_ready.set()
+            await self._io_stop.wait()
+            await self._shutdown(api)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if self.endpoints is not None:
+                await self.endpoints.stop()
+            await api.close()
+
+    async def _shutdown(self, api: KubeApi) -> None:
+        grace = self.options.shutdown_grace
+        if self.binder is not None and self.is_leader and not await self.binder.drain(grace):
+            log.warning("stopping with %d binds not sent", self.binder.pending)
+        if self.recorder is not None and self.is_leader:
+            await self.recorder.flush()
+        if self.elector is not None:
+            await self.elector.release()
+
+    def _io_thread(self) -> None:
+        try:
+            asyncio.run(self._io_main())
+        except BaseException as error:  # reported to the main thread
+            self.io_failed = error
+            log.exception("the I/O loop failed")
+        finally:
+            self.io_ready.set()
+            self.stop_requested.set()
+
+    # ---- the whole process
+
+    def request_stop(self) -> None:
+        self.stop_requested.set()
+
+    def run(self) -> int:
+        """Run until ``request_stop()`` (the CLI calls it on SIGTERM/SIGINT). 0 on a clean
+        stop, 1 if the I/O loop failed."""
+        io_thread = threading.Thread(target=self._io_thread, name="volcano-io", daemon=True)
+        io_thread.start()
+        self.io_ready.wait()
+        if self.io_failed is not None:
+            io_thread.join(5)
+            return 1
+        log.info(
+            "volcano-py scheduler started: names %s, period %.3gs, conf %s%s",
+            ",".join(self.options.scheduler_names),
+            self.options.schedule_period,
+            self.options.scheduler_conf or "(built-in default)",
+            f", leader election on {self.options.lease.namespace}/"
+            f"{self.options.lease.name} as {self.options.lease.identity}"
+            if self.options.leader_elect
+            else "",
+        )
+        loop_thread = threading.Thread(
+            target=self.loop_runner.run,
+            args=(self.stop_requested,),
+            name="volcano-scheduler",
+            daemon=True,
+        )
+        loop_thread.start()
+        while not self.stop_requested.wait(0.5):
+            pass
+        log.info("stopping")
+        loop_thread.join(60)
+        if self._io_loop is not None and self._io_stop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._io_loop.call_soon_threadsafe(self._io_stop.set)
+        io_thread.join(self.options.shutdown_grace + 10)
+        return 1 if self.io_failed is not None else 0
+
+    def wait_synced(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.synced():
+                return True
+            time.sleep(0.05)
+        return False

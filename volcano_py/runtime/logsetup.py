@@ -1,0 +1,61 @@
+"""One logging pipeline for the long-running commands: stdlib ``logging`` to stderr, plain
+text or one JSON object a line.
+
+Volcano's ``-v`` maps onto levels: up to 3 (decisions) is INFO, 4 (per node/plugin) is DEBUG,
+5 and above is TRACE (5). Hot loops guard their messages with ``isEnabledFor``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Final
+
+TRACE: Final = 5
+logging.addLevelName(TRACE, "TRACE")
+
+_RECORD_FIELDS: Final = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None)))
+
+
+def level_for_verbosity(verbosity: int) -> int:
+    if verbosity >= 5:
+        return TRACE
+    if verbosity >= 4:
+        return logging.DEBUG
+    return logging.INFO
+
+
+class JsonFormatter(logging.Formatter):
+    """``{"ts", "level", "logger", "msg", ...extra}``: what log shippers parse."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _RECORD_FIELDS and not key.startswith("_"):
+                entry[key] = value if isinstance(value, str | int | float | bool) else str(value)
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def configure(verbosity: int = 2, log_format: str = "plain") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname).1s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for existing in list(root.handlers):
+        root.removeHandler(existing)
+    root.addHandler(handler)
+    root.setLevel(level_for_verbosity(verbosity))
+    # Client libraries stay at WARNING unless tracing.
+    quiet = logging.WARNING if verbosity < 5 else TRACE
+    for name in ("aiohttp", "urllib3", "kubernetes", "asyncio"):
+        logging.getLogger(name).setLevel(quiet)
