@@ -354,7 +354,8 @@ def _normalize(scores: FloatArray, ignored: BoolArray) -> FloatArray:
     low, high = float(scores[valid].min()), float(scores[valid].max())
     if high == 0:
         return np.where(valid, 100.0, 0.0)
-    normalised = np.floor_divide(100 * (high + low - scores), high)
+    # Integer division of non-negative integers (exact as a float floor at these sizes).
+    normalised = np.floor(100 * (high + low - scores) / high)
     result: FloatArray = np.where(valid, normalised, 0.0)
     return result
 
