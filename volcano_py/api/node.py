@@ -13,7 +13,7 @@ from typing import Any
 
 from volcano_py.api.node_matrix import FloatArray, NodeMatrix
 from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
-from volcano_py.api.task import TaskInfo
+from volcano_py.api.task import TaskInfo, parse_go_bool
 from volcano_py.api.types import NodePhase, TaskStatus
 
 log = logging.getLogger(__name__)
@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 OVERSUBSCRIPTION_CPU = "volcano.sh/oversubscription-cpu"
 OVERSUBSCRIPTION_MEMORY = "volcano.sh/oversubscription-memory"
 REVOCABLE_ZONE_LABEL = "volcano.sh/revocable-zone"
+OVERSUBSCRIPTION_NODE_LABEL = "volcano.sh/oversubscription"
+OFFLINE_JOB_EVICTING_ANNOTATION = "volcano.sh/offline-job-evicting"
 
 
 class NodeFitError(ValueError):
@@ -102,6 +104,18 @@ class NodeInfo:
     def revocable_zone(self) -> str:
         return str(self.labels.get(REVOCABLE_ZONE_LABEL, ""))
 
+    @property
+    def oversubscription_node(self) -> bool:
+        """Label ``volcano.sh/oversubscription`` (a Go bool; anything else is false)."""
+        return parse_go_bool(str(self.labels.get(OVERSUBSCRIPTION_NODE_LABEL, ""))) is True
+
+    @property
+    def offline_job_evicting(self) -> bool:
+        """Annotation ``volcano.sh/offline-job-evicting``: the node is shedding offline work, so
+        its oversubscribed resources are not to be handed out."""
+        annotations = ((self.node or {}).get("metadata") or {}).get("annotations") or {}
+        return parse_go_bool(str(annotations.get(OFFLINE_JOB_EVICTING_ANNOTATION, ""))) is True
+
     # ------------------------------------------------------------------ accounting views
 
     def _resource(self, array_name: str) -> Resource:
@@ -174,8 +188,19 @@ class NodeInfo:
             self._charge(held, self.matrix.vector(held.resreq), sign=-1.0)
 
     def update_task(self, task: TaskInfo) -> None:
+        """Re-charge a task after its status changed. If the node refuses the new version (a
+        Binding task that no longer fits), the old one is put back and the error raised:
+        upstream treats this as fatal, we keep the books whole instead."""
+        held = self.tasks.get(task.key)
         self.remove_task(task)
-        self.add_task(task)
+        try:
+            self.add_task(task)
+        except NodeFitError:
+            if held is not None:
+                self.tasks[held.key] = held
+                if self.node is not None:
+                    self._charge(held, self.matrix.vector(held.resreq), sign=1.0)
+            raise
 
     def pod_count(self) -> int:
         return len(self.tasks)
@@ -183,7 +208,13 @@ class NodeInfo:
     def clone_into(self, matrix: NodeMatrix, row: int) -> NodeInfo:
         """This node in another matrix (a session's), sharing the immutable task copies."""
         return NodeInfo(
-            self.name, matrix, row, self.node, self.phase, self.phase_reason, dict(self.tasks),
+            self.name,
+            matrix,
+            row,
+            self.node,
+            self.phase,
+            self.phase_reason,
+            dict(self.tasks),
             self.defined_scalars,
         )
 

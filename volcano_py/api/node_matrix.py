@@ -85,32 +85,53 @@ class NodeMatrix:
     Rows are handed out by ``add_row`` and recycled by ``free_row``; columns grow when a new
     resource name appears. A session works on ``take(rows)``: a compact copy in session node
     order, so its rows are 0..N-1.
+
+    The arrays are column-major (Fortran order): the per-task queries read a few columns over
+    every node, and a column of a column-major array is one contiguous run (a strided column
+    costs numpy about four times as much); the per-node updates write one short row either way.
+    Growing the rows or columns replaces the arrays, so hold the matrix, not its arrays.
     """
 
-    __slots__ = ("allocatable", "capacity", "free_rows", "idle", "index", "pipelined",
-                 "releasing", "size", "used")
+    __slots__ = (
+        "allocatable",
+        "capacity",
+        "free_rows",
+        "idle",
+        "index",
+        "pipelined",
+        "releasing",
+        "size",
+        "used",
+    )
 
     def __init__(self, index: ResourceIndex | None = None, rows: int = 0) -> None:
         self.index = index if index is not None else ResourceIndex()
         width = self.index.width
-        self.allocatable: FloatArray = np.zeros((rows, width))
-        self.capacity: FloatArray = np.zeros((rows, width))
-        self.idle: FloatArray = np.zeros((rows, width))
-        self.used: FloatArray = np.zeros((rows, width))
-        self.releasing: FloatArray = np.zeros((rows, width))
-        self.pipelined: FloatArray = np.zeros((rows, width))
+        self.allocatable: FloatArray = np.zeros((rows, width), order="F")
+        self.capacity: FloatArray = np.zeros((rows, width), order="F")
+        self.idle: FloatArray = np.zeros((rows, width), order="F")
+        self.used: FloatArray = np.zeros((rows, width), order="F")
+        self.releasing: FloatArray = np.zeros((rows, width), order="F")
+        self.pipelined: FloatArray = np.zeros((rows, width), order="F")
         self.size = rows
         self.free_rows: list[int] = []
 
     # ------------------------------------------------------------------ shape
 
     def _arrays(self) -> list[FloatArray]:
-        return [self.allocatable, self.capacity, self.idle, self.used, self.releasing,
-                self.pipelined]
+        return [
+            self.allocatable,
+            self.capacity,
+            self.idle,
+            self.used,
+            self.releasing,
+            self.pipelined,
+        ]
 
     def _set_arrays(self, arrays: list[FloatArray]) -> None:
-        (self.allocatable, self.capacity, self.idle, self.used, self.releasing,
-         self.pipelined) = arrays
+        (self.allocatable, self.capacity, self.idle, self.used, self.releasing, self.pipelined) = (
+            np.asfortranarray(a) for a in arrays
+        )
 
     def fit_width(self) -> None:
         """Grow the columns to the index (after new resource names were registered)."""
@@ -166,14 +187,46 @@ class NodeMatrix:
         evictions under way complete and the pipelined tasks take their place."""
         return self.idle + self.releasing - self.pipelined
 
+    def fit_future_idle(self, request: FloatArray, columns: IntArray | Sequence[int]) -> BoolArray:
+        """``fit_mask(request, columns, self.future_idle())`` without building the whole
+        future-idle matrix: only the request's columns are summed (same operations, same
+        order, so the same bits)."""
+        rows = self.idle.shape[0]
+        fits = np.ones(rows, dtype=np.bool_)
+        future = np.empty(rows)
+        within = np.empty(rows, dtype=np.bool_)
+        idle, releasing, pipelined = self.idle, self.releasing, self.pipelined
+        for column in _column_list(columns):
+            np.add(idle[:, column], releasing[:, column], out=future)
+            np.subtract(future, pipelined[:, column], out=future)
+            np.subtract(request[column], future, out=future)
+            np.less(future, MIN_RESOURCE, out=within)
+            np.logical_and(fits, within, out=fits)
+        return fits
 
-def fit_mask(request: FloatArray, columns: IntArray, available: FloatArray) -> BoolArray:
+
+def _column_list(columns: IntArray | Sequence[int]) -> list[int]:
+    return columns.tolist() if isinstance(columns, np.ndarray) else list(columns)
+
+
+def fit_mask(
+    request: FloatArray, columns: IntArray | Sequence[int], available: FloatArray
+) -> BoolArray:
     """Rows of ``available`` that hold ``request`` on every column in ``columns``.
 
-    ``LessEqual(.., Zero)`` per dimension is ``req < avail or |req - avail| < 0.1``, which is
-    ``req < avail + 0.1``.
+    ``LessEqual(.., Zero)`` per dimension is ``req < avail or |req - avail| < 0.1``, which for
+    floats is exactly ``req - avail < 0.1`` (the rounded difference keeps the sign of the
+    exact one). ``avail + 0.1 > req`` is *not* the same: 1.0 vs 0.9 rounds the other way.
+    One column at a time: no copy of the columns, and a column-major column is contiguous.
     """
-    fits: BoolArray = np.all(available[:, columns] + MIN_RESOURCE > request[columns], axis=1)
+    rows = available.shape[0]
+    fits = np.ones(rows, dtype=np.bool_)
+    difference = np.empty(rows)
+    within = np.empty(rows, dtype=np.bool_)
+    for column in _column_list(columns):
+        np.subtract(request[column], available[:, column], out=difference)
+        np.less(difference, MIN_RESOURCE, out=within)
+        np.logical_and(fits, within, out=fits)
     return fits
 
 
@@ -193,20 +246,41 @@ def fit_mask_reference(
 
 
 def least_requested_scores(
-    request: FloatArray, used: FloatArray, allocatable: FloatArray, columns: IntArray
+    request: FloatArray,
+    used: FloatArray,
+    allocatable: FloatArray,
+    columns: IntArray | Sequence[int],
 ) -> FloatArray:
     """kube-scheduler's LeastAllocated (0-100): mean over ``columns`` of
     ``(allocatable - requested) * 100 / allocatable``, a column counting 0 when the node has
-    none of it or the request would exceed it. ``used`` already holds the node's requests."""
-    capacity = allocatable[:, columns]
-    requested = used[:, columns] + request[columns]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where(
-            (capacity > 0) & (requested <= capacity),
-            np.floor((capacity - requested) * 100 / capacity),
-            0.0,
-        )
-    return np.asarray(np.floor(score.sum(axis=1) / len(columns)), dtype=np.float64)
+    none of it or the request would exceed it. ``used`` already holds the node's requests.
+
+    The arithmetic is the reference's, operation for operation, so the floors agree bit for
+    bit. No masked division (numpy's masked loops are slow): every cell is computed, then
+    where the node has capacity a request that does not fit has a negative difference, so
+    its floor is negative (or -0.0) and ``maximum(score, 0)`` makes it count 0; cells without
+    capacity (where the division gave inf/nan or a flipped sign) are overwritten with 0.
+    """
+    rows = used.shape[0]
+    total = np.zeros(rows)
+    requested = np.empty(rows)
+    score = np.empty(rows)
+    no_capacity = np.empty(rows, dtype=np.bool_)
+    with np.errstate(all="ignore"):
+        for column in _column_list(columns):
+            capacity = allocatable[:, column]
+            np.add(used[:, column], request[column], out=requested)
+            np.subtract(capacity, requested, out=score)
+            np.multiply(score, 100, out=score)
+            np.divide(score, capacity, out=score)
+            np.floor(score, out=score)
+            np.maximum(score, 0.0, out=score)
+            np.less_equal(capacity, 0, out=no_capacity)
+            np.copyto(score, 0.0, where=no_capacity)
+            np.add(total, score, out=total)
+        np.divide(total, len(columns), out=total)
+        np.floor(total, out=total)
+    return total
 
 
 def least_requested_scores_reference(

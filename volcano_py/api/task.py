@@ -5,7 +5,7 @@ Built once per pod event from the raw pod dict; the session works on cheap clone
 
 from __future__ import annotations
 
-import contextlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +36,19 @@ def parse_go_bool(value: str) -> bool | None:
     if value in _FALSE_STRINGS:
         return False
     return None
+
+
+_GO_DECIMAL_INT = re.compile(r"[+-]?[0-9]+")
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def parse_go_int32(value: object) -> int | None:
+    """``strconv.ParseInt(value, 10, 32)``: an optional sign and decimal digits within int32,
+    else None (Python's ``int`` would also take spaces, underscores and other digits)."""
+    if not isinstance(value, str) or not _GO_DECIMAL_INT.fullmatch(value):
+        return None
+    number = int(value)
+    return number if _INT32_MIN <= number <= _INT32_MAX else None
 
 
 def _meta(pod: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -160,10 +173,9 @@ class TaskInfo:
             creation_timestamp=str(meta.get("creationTimestamp") or ""),
             pod_annotations=dict(annotations),
         )
-        override = annotations.get(TASK_PRIORITY_ANNOTATION)
+        override = parse_go_int32(annotations.get(TASK_PRIORITY_ANNOTATION))
         if override is not None:
-            with contextlib.suppress(ValueError):
-                task.priority = int(override)
+            task.priority = override
         return task
 
     @property
@@ -195,7 +207,13 @@ class TaskInfo:
 
     def clone(self) -> TaskInfo:
         """An independent copy for a session; the pod dict and resources are shared because
-        nobody mutates them after construction."""
+        nobody mutates them after construction. The binding annotations and the last
+        transaction are the copy's own (plugins write them during a session)."""
+        last = self.last_transaction
+        if last is not None:
+            last = TransactionContext(
+                last.node_name, last.eviction_occurred, last.job_allocated_hyper_node, last.status
+            )
         copy = TaskInfo(
             self.uid,
             self.job,
@@ -213,10 +231,10 @@ class TaskInfo:
             self.sch_gated,
             self.revocable_zone,
             self.creation_timestamp,
-            self.last_transaction,
+            last,
             self.eviction_occurred,
             self.job_allocated_hyper_node,
-            self.pod_annotations,
+            dict(self.pod_annotations),
         )
         return copy
 

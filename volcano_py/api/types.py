@@ -38,18 +38,18 @@ SCHEDULED_STATUSES: Final = frozenset(
 COMPLETED_STATUSES: Final = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 PREEMPTABLE_STATUSES: Final = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 
-# The transitions seed 001 §9.2 draws (plus the cache's re-sync from a watch event, which may
-# move a task to whatever the API server says). The session only ever makes these moves.
+# The moves the session makes: the transitions seed 001 §9.2 draws, plus Releasing -> Running,
+# which the seed does not draw but Statement.Discard makes when it undoes an eviction (upstream
+# ``statement.go`` ``unevict``). The cache's re-sync from a watch event is not bound by this
+# table: it moves a task to whatever the API server says.
 LEGAL_TRANSITIONS: Final[dict[TaskStatus, frozenset[TaskStatus]]] = {
     TaskStatus.PENDING: frozenset({TaskStatus.ALLOCATED, TaskStatus.PIPELINED}),
     TaskStatus.ALLOCATED: frozenset({TaskStatus.BINDING, TaskStatus.PENDING}),
     TaskStatus.PIPELINED: frozenset({TaskStatus.ALLOCATED, TaskStatus.PENDING}),
     TaskStatus.BINDING: frozenset({TaskStatus.BOUND, TaskStatus.PENDING}),
     TaskStatus.BOUND: frozenset({TaskStatus.RUNNING, TaskStatus.RELEASING}),
-    TaskStatus.RUNNING: frozenset(
-        {TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.RELEASING}
-    ),
-    TaskStatus.RELEASING: frozenset({TaskStatus.PENDING}),
+    TaskStatus.RUNNING: frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.RELEASING}),
+    TaskStatus.RELEASING: frozenset({TaskStatus.PENDING, TaskStatus.RUNNING}),
     TaskStatus.SUCCEEDED: frozenset(),
     TaskStatus.FAILED: frozenset(),
     TaskStatus.UNKNOWN: frozenset(),

@@ -1,0 +1,11 @@
+"""Benchmarks (``make bench`` runs ``python -m bench``).
+
+Every module named in ``MODULES`` is ``bench.<name>`` and defines
+``main(argv: list[str] | None = None) -> int``, which parses its own options and prints its
+own table. ``python -m bench`` runs them all with no options; ``python -m bench NAME ARGS...``
+runs one, handing it ARGS. Add a module here to have ``make bench`` run it.
+"""
+
+from __future__ import annotations
+
+MODULES: tuple[str, ...] = ("node_matrix",)
