@@ -21,7 +21,7 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import aiohttp
 from prometheus_client import Counter
@@ -121,7 +121,8 @@ class ClusterAccess:
 
         def authorization() -> str | None:
             # auth_settings() also runs the refresh hook (rotating in-cluster tokens).
-            for setting in configuration.auth_settings().values():
+            settings = cast(Mapping[str, Mapping[str, Any]], configuration.auth_settings())
+            for setting in settings.values():
                 if setting.get("in") == "header" and setting.get("key") == "authorization":
                     return str(setting["value"])
             return None
