@@ -862,16 +862,9 @@ TEST_NODE_ORDER_PLUGIN = [
 ]
 
 
-NODE_ORDER_DIVERGENCES = {
-    "pod topology spread prefers node to reduce skew": pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "volcano_py/plugins/nodeorder.py does not port kube-scheduler's PodTopologySpread "
-            "scorer (podtopologyspread.weight is read but scores nothing), so all three nodes "
-            "tie and the random tie-break decides; upstream scores n3 (empty zone3) highest"
-        ),
-    ),
-}
+# No known divergence left: PodTopologySpread scoring is ported (nodeorder), so the spread
+# case that used to be an expected failure now scores n3 highest, as upstream.
+NODE_ORDER_DIVERGENCES: dict[str, object] = {}
 
 
 @pytest.mark.parametrize(

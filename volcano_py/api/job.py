@@ -284,6 +284,8 @@ class JobInfo:
             task_status_index={
                 status: dict(tasks) for status, tasks in self.task_status_index.items()
             },
+            role_counts=Counter(self.role_counts),
+            best_effort_pending=Counter(self.best_effort_pending),
         )
         pending = copy.task_status_index.get(TaskStatus.PENDING)
         if pending:

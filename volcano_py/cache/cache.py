@@ -259,7 +259,7 @@ class SchedulerCache:
                 if job.pod_group is None or job.queue not in self.queues:
                     continue
                 job.priority = self.job_priority(job)
-                jobs[uid] = job.clone()
+                jobs[uid] = job.snapshot_copy()
             return ClusterSnapshot(
                 jobs=jobs,
                 nodes=nodes,

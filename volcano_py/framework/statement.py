@@ -70,13 +70,17 @@ class Statement:
 
     # ------------------------------------------------------------------ operations
 
-    def evict(self, victim: TaskInfo, reason: str) -> None:
+    def evict(self, victim: TaskInfo, reason: str) -> TaskInfo:
+        """Mark ``victim`` Releasing in the session. Works on a copy (returned), so a task
+        object the session shares with the cache is never changed."""
+        victim = victim.clone()
         self._set_status(victim, TaskStatus.RELEASING)
         node = self.ssn.nodes.get(victim.node_name)
         if node is not None:
             node.update_task(victim)
         self._fire(victim, allocate=False)
         self.operations.append(Operation(Op.EVICT, victim, reason))
+        return victim
 
     def _unevict(self, victim: TaskInfo) -> None:
         self._set_status(victim, TaskStatus.RUNNING)
