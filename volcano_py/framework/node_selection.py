@@ -17,7 +17,7 @@ import numpy as np
 
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import BoolArray, IntArray, fit_mask
-from volcano_py.api.resource import DimensionDefault, Resource
+from volcano_py.api.resource import MIN_RESOURCE, DimensionDefault, Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import FitError, FitErrors, Status, StatusCode
 
@@ -93,14 +93,17 @@ class PredicateHelper:
         start = ssn.state.next_start_index
         order = np.roll(rows, -(start % total))
 
-        passed = np.ones(total, dtype=np.bool_)
         if check_resources:
+            # Fit over every node on just the checked columns, then rotate the answers:
+            # cheaper than gathering the candidate rows of three N x R arrays.
             vector, columns = ssn.task_vector(task.init_resreq)
             m = ssn.matrix
-            future_idle = m.idle[order] + m.releasing[order] - m.pipelined[order]
-            fits = fit_mask(vector, columns, future_idle)
-            passed &= fits
+            future_idle = m.idle[:, columns] + m.releasing[:, columns] - m.pipelined[:, columns]
+            fits_all = np.all(vector[columns] - future_idle < MIN_RESOURCE, axis=1)
+            fits = fits_all[order]
+            passed = fits.copy()
         else:
+            passed = np.ones(total, dtype=np.bool_)
             fits = passed.copy()
         masks = ssn.predicate_masks(task)
         for mask in masks:
