@@ -1,0 +1,176 @@
+"""Preempt and reclaim sessions at scale (issue "Contention").
+
+1k nodes of 10 CPU, full with 10k running 1-CPU pods (1000 low-priority jobs of 10), and 100
+pending high-priority gangs of 10 one-CPU tasks:
+
+* preempt: everything in one queue; the gangs preempt low-priority pods;
+* reclaim: the running pods belong to an overused queue, the gangs to a second queue that
+  deserves half the cluster.
+
+Reports the time of the action (the victim search and the evictions), the evictions made and
+evictions per second.
+
+    python -m bench contention
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from volcano_py.cache.cache import SchedulerCache
+from volcano_py.cache.interfaces import RecordingBinder, RecordingEvictor
+from volcano_py.framework.conf import parse_conf
+from volcano_py.framework.session import SchedulingState, close_session, open_session
+from volcano_py.scheduler.cycle import freeze_long_lived, gc_paused
+from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry, new_action
+
+NODES = 1000
+RUNNING_JOBS, RUNNING_PER_JOB = 1000, 10
+GANGS, GANG_SIZE = 100, 10
+
+PREEMPT_CONF = """
+actions: "enqueue, allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
+RECLAIM_CONF = """
+actions: "enqueue, allocate, reclaim"
+tiers:
+- plugins: [{name: priority}, {name: gang, enableReclaimable: false}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
+
+
+def _queue(name: str) -> dict[str, Any]:
+    return {
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1, "reclaimable": True},
+        "status": {"state": "Open"},
+    }
+
+
+def _pod_group(name: str, queue: str, members: int, phase: str, priority: str) -> dict[str, Any]:
+    return {
+        "kind": "PodGroup",
+        "metadata": {
+            "name": name,
+            "namespace": "bench",
+            "uid": f"pg-{name}",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
+        "spec": {"queue": queue, "minMember": members, "priorityClassName": priority},
+        "status": {"phase": phase},
+    }
+
+
+def _pod(name: str, group: str, node: str, priority: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": "volcano",
+        "priority": priority,
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "bench",
+            "uid": f"uid-{name}",
+            "labels": {"app": group},
+            "annotations": {"scheduling.k8s.io/group-name": group},
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
+        "spec": spec,
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def build(low_queue: str, high_queue: str) -> SchedulerCache:
+    cache = SchedulerCache(binder=RecordingBinder(), evictor=RecordingEvictor())
+    for name in {low_queue, high_queue}:
+        cache.apply_event("Queue", "ADDED", _queue(name))
+    for name, value in (("low", 10), ("high", 100000)):
+        cache.apply_event(
+            "PriorityClass",
+            "ADDED",
+            {"kind": "PriorityClass", "metadata": {"name": name}, "value": value},
+        )
+    for i in range(NODES):
+        cache.apply_event(
+            "Node",
+            "ADDED",
+            {
+                "kind": "Node",
+                "metadata": {"name": f"node-{i:04d}"},
+                "status": {"allocatable": {"cpu": "10", "memory": "40Gi", "pods": "110"}},
+            },
+        )
+    slot = 0
+    for j in range(RUNNING_JOBS):
+        group = f"low-{j:04d}"
+        cache.apply_event("PodGroup", "ADDED", _pod_group(group, low_queue, 1, "Running", "low"))
+        for t in range(RUNNING_PER_JOB):
+            node = f"node-{slot // 10:04d}"
+            slot += 1
+            cache.apply_event("Pod", "ADDED", _pod(f"{group}-{t}", group, node, 10))
+    for g in range(GANGS):
+        group = f"high-{g:03d}"
+        cache.apply_event(
+            "PodGroup", "ADDED", _pod_group(group, high_queue, GANG_SIZE, "Inqueue", "high")
+        )
+        for t in range(GANG_SIZE):
+            cache.apply_event("Pod", "ADDED", _pod(f"{group}-{t}", group, "", 100000))
+    return cache
+
+
+def run(kind: str) -> dict[str, float]:
+    if kind == "preempt":
+        cache, text = build("default", "default"), PREEMPT_CONF
+    else:
+        cache, text = build("low", "high"), RECLAIM_CONF
+    conf = parse_conf(text, BUILTIN_ACTIONS)
+    freeze_long_lived()
+    timings: dict[str, float] = {}
+    with gc_paused():
+        ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, SchedulingState())
+        for name in conf.actions:
+            started = time.perf_counter()
+            new_action(name).execute(ssn)
+            timings[name] = time.perf_counter() - started
+        close_session(ssn)
+    evictor = cache.evictor
+    assert isinstance(evictor, RecordingEvictor)
+    timings["evictions"] = float(len(evictor.evicted))
+    return timings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench contention")
+    parser.add_argument("which", nargs="?", choices=("preempt", "reclaim", "both"), default="both")
+    args = parser.parse_args(argv)
+    kinds = ["preempt", "reclaim"] if args.which == "both" else [args.which]
+    for kind in kinds:
+        timings = run(kind)
+        action_seconds = timings[kind]
+        evictions = int(timings["evictions"])
+        rate = evictions / action_seconds if action_seconds > 0 else 0.0
+        print(
+            f"\n{kind}: {NODES} nodes, {RUNNING_JOBS * RUNNING_PER_JOB} running pods,"
+            f" {GANGS} pending gangs of {GANG_SIZE}"
+        )
+        for name, value in timings.items():
+            if name != "evictions":
+                print(f"  {name:<10} {value * 1000:>9.1f} ms")
+        print(f"  evictions  {evictions:>9d}")
+        print(f"  rate       {rate:>9.0f} evictions/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
