@@ -152,18 +152,59 @@ class PredicateHelper:
                 role = self._roles[group] = _RoleFailures(np.zeros(len(node_list), np.bool_))
             role.failed[order[failed]] = True
         if len(found_rows) == 0:
-            for position in failed.tolist():
-                row = int(order[position])
-                cached = scalar_errors.get(position)
-                statuses = (
-                    cached
-                    if cached is not None
-                    else self._why(task, row, bool(fits[position]), masks, role)
-                )
-                if role is not None:
-                    role.errors.setdefault(row, statuses)
-                fit_errors.set_node_error(node_list[row].name, FitError("", list(statuses)))
+            self._record_failures(task, order, failed, fits, masks, role, scalar_errors, fit_errors)
         return found_rows, fit_errors
+
+    def _record_failures(
+        self,
+        task: TaskInfo,
+        order: IntArray,
+        failed: IntArray,
+        fits: BoolArray,
+        masks: Sequence[NodeMask],
+        role: _RoleFailures | None,
+        scalar_errors: dict[int, tuple[Status, ...]],
+        fit_errors: FitErrors,
+    ) -> None:
+        """Why each examined node failed. Nodes short of a resource are grouped by the first
+        dimension they lack (one vectorised pass, one shared error per reason): a task that
+        fits nowhere on 5k nodes must not cost 5k Python objects."""
+        node_list = self.ssn.node_list
+        short = [p for p in failed.tolist() if not fits[p] and p not in scalar_errors]
+        short_set = set(short)
+        for position in failed.tolist():
+            if position in short_set:
+                continue
+            row = int(order[position])
+            cached = scalar_errors.get(position)
+            statuses = cached if cached is not None else self._why(task, row, True, masks, role)
+            if role is not None:
+                role.errors.setdefault(row, statuses)
+            fit_errors.set_node_error(node_list[row].name, FitError("", list(statuses)))
+        if not short:
+            return
+        rows = order[np.asarray(short, dtype=np.intp)]
+        vector, columns = self.ssn.task_vector(task.init_resreq)
+        m = self.ssn.matrix
+        future_idle = (
+            m.idle[np.ix_(rows, columns)]
+            + m.releasing[np.ix_(rows, columns)]
+            - (m.pipelined[np.ix_(rows, columns)])
+        )
+        lacking = ~(vector[columns] - future_idle < MIN_RESOURCE)
+        first = np.argmax(lacking, axis=1)
+        names = self.ssn.matrix.index.names
+        shared: dict[int, FitError] = {}
+        for row, column_position in zip(rows.tolist(), first.tolist(), strict=True):
+            error = shared.get(column_position)
+            if error is None:
+                reason = f"Insufficient {names[int(columns[column_position])]}"
+                error = shared[column_position] = FitError(
+                    "", [Status(StatusCode.UNSCHEDULABLE, reason)]
+                )
+            if role is not None:
+                role.errors.setdefault(row, tuple(error.statuses))
+            fit_errors.nodes[node_list[row].name] = error
 
     def _why(
         self,
