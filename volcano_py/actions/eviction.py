@@ -18,13 +18,13 @@ def preemption_candidate_nodes(
     """Nodes the task could run on if room were made: all nodes except those allocate found
     unresolvable for it, filtered by the predicates with only unresolvable reasons rejecting
     (lack of resources is what eviction fixes), in node-list order."""
-    skipped: set[str] = set()
+    rows = np.arange(len(ssn.node_list), dtype=np.intp)
     job = ssn.jobs.get(task.job)
     if job is not None and task.uid in job.nodes_fit_errors:
         skipped = job.nodes_fit_errors[task.uid].unresolvable_nodes()
-    rows = np.fromiter(
-        (node.row for node in ssn.node_list if node.name not in skipped), dtype=np.intp
-    )
+        if skipped:
+            keep = np.fromiter((node.name not in skipped for node in ssn.node_list), dtype=np.bool_)
+            rows = rows[keep]
     found, _ = helper.predicate_nodes(task, rows, check_resources=False, for_preempt=True)
     return [ssn.node_list[row] for row in found.tolist()]
 

@@ -150,7 +150,16 @@ class FitErrors:
         self.nodes[node_name] = fit_error
 
     def unresolvable_nodes(self) -> set[str]:
-        return {name for name, fit in self.nodes.items() if fit.has_unresolvable()}
+        # Errors are often shared between nodes (one per reason): ask each error once.
+        verdicts: dict[int, bool] = {}
+        found = set()
+        for name, fit in self.nodes.items():
+            verdict = verdicts.get(id(fit))
+            if verdict is None:
+                verdict = verdicts[id(fit)] = fit.has_unresolvable()
+            if verdict:
+                found.add(name)
+        return found
 
     def message(self) -> str:
         header = self.error or f"0/{len(self.nodes)} nodes are available"

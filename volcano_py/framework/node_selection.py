@@ -227,16 +227,16 @@ class PredicateHelper:
 
 
 def _rejects_preempt(mask: NodeMask, order: IntArray) -> BoolArray:
-    """For preemption a mask only rejects nodes whose reason is unresolvable."""
+    """For preemption a mask only rejects nodes whose reason is unresolvable (a lack of room
+    is what evictions fix). Only the failing rows are asked why."""
     rejected = np.zeros(len(order), dtype=np.bool_)
-    for position, row in enumerate(order):
-        if not mask.passed[row]:
-            reason = mask.reason(int(row))
-            statuses = reason if isinstance(reason, tuple) else (reason,)
-            rejected[position] = any(
-                s.code is not StatusCode.UNSCHEDULABLE and s.code is not StatusCode.SUCCESS
-                for s in statuses
-            )
+    for position in np.flatnonzero(~mask.passed[order]).tolist():
+        reason = mask.reason(int(order[position]))
+        statuses = reason if isinstance(reason, tuple) else (reason,)
+        rejected[position] = any(
+            s.code is not StatusCode.UNSCHEDULABLE and s.code is not StatusCode.SUCCESS
+            for s in statuses
+        )
     return rejected
 
 
