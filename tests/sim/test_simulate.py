@@ -182,3 +182,16 @@ def test_exact_cycles_and_stdin(capsys):
     assert report["cycles"] == 1
     # One cycle admits the gangs; the job controller creates pods after admission.
     assert report["binds"] == {}
+
+
+def test_child_queue_above_its_parent_is_refused(tmp_path, capsys):
+    path = tmp_path / "queues.yaml"
+    path.write_text(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: parent}\n"
+        "spec: {capability: {cpu: '4'}}\n---\n"
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: child}\n"
+        "spec: {parent: parent, capability: {cpu: '8'}}\n"
+    )
+    code, _, err = simulate(capsys, str(path))
+    assert code == 2
+    assert "Queue parent: spec.capability.cpu" in err

@@ -153,13 +153,17 @@ def _quantity_problems(label: str, queue: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _ordering_problems(label: str, queue: Mapping[str, Any]) -> list[str]:
+def _ordering_problems(
+    label: str, queue: Mapping[str, Any], require_deserved: bool = True
+) -> list[str]:
     problems = []
     guarantee = _resources(queue, _GUARANTEE)
     deserved = _resources(queue, _DESERVED)
     capability = _resources(queue, _CAPABILITY)
     for name, raw in guarantee.items():
         low = _amount(raw)
+        if name not in deserved and not require_deserved:
+            continue
         if name not in deserved:
             problems.append(
                 f"{label}: {_DESERVED}.{name}: not set, but {_GUARANTEE}.{name} is {raw};"
@@ -350,12 +354,17 @@ def validate_queue_hierarchy(
     queues: Mapping[str, Mapping[str, Any]],
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    require_deserved_for_guarantee: bool = True,
 ) -> list[str]:
-    """Every problem of ``queue`` within the tree ``queues`` (empty: it can be admitted)."""
+    """Every problem of ``queue`` within the tree ``queues`` (empty: it can be admitted).
+
+    ``require_deserved_for_guarantee``: Volcano's current webhook refuses a guarantee for a
+    resource the queue has no ``deserved`` for; earlier releases, and the proportion-style
+    queues of the user's documents (weight + guarantee), did not ask for one."""
     name = _name(queue)
     label = f"Queue {name}"
     problems = _quantity_problems(label, queue)
-    problems.extend(_ordering_problems(label, queue))
+    problems.extend(_ordering_problems(label, queue, require_deserved_for_guarantee))
     problems.extend(_weight_problems(label, queue))
     if name == ROOT:
         return problems

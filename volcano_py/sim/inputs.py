@@ -131,14 +131,33 @@ def _check_job(document: Document, job: Mapping[str, Any]) -> None:
         _check_pod_spec(document, template.get("spec") or {}, f"spec.tasks[{index}].template.spec")
 
 
+def _check_queue_tree(queues: Sequence[tuple[Document, dict[str, Any]]]) -> None:
+    """What the queue webhook checks against the other queues: the parent exists, a child
+    asks no more than its parent, the children's guarantees fit in the parent's."""
+    from volcano_py.models.queue_hierarchy import validate_queue_hierarchy
+
+    tree = {str(obj["metadata"]["name"]): obj for _document, obj in queues}
+    if "root" not in tree:
+        tree["root"] = {"metadata": {"name": "root"}, "spec": {"weight": 1}}
+    for document, obj in queues:
+        # Proportion-style queues (weight + guarantee, as seed 000 writes them) need no
+        # `deserved`; Volcano's newest webhook asks for one, earlier releases did not.
+        problems = validate_queue_hierarchy(obj, tree, require_deserved_for_guarantee=False)
+        if problems:
+            raise SimInputError(f"{document.where}: {problems[0]}")
+
+
 def read_inputs(documents: Sequence[Document]) -> SimInput:
     """Validate and default every document; unknown kinds are reported and skipped."""
     result = SimInput()
+    queues: list[tuple[Document, dict[str, Any]]] = []
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
         if kind in VOLCANO_KINDS:
             obj = _validate_volcano(document)
+            if kind == "Queue":
+                queues.append((document, obj))
         elif kind in CORE_KINDS:
             expected = CORE_KINDS[kind]
             if (
@@ -171,4 +190,5 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
             print(f"warning: {message}", file=sys.stderr)
             continue
         result.objects.append(obj)
+    _check_queue_tree(queues)
     return result
