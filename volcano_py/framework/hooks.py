@@ -53,7 +53,8 @@ CompareFn: TypeAlias = Callable[[JobInfo, JobInfo], int]
 QueueCompareFn: TypeAlias = Callable[[QueueInfo, QueueInfo], int]
 VictimQueueCompareFn: TypeAlias = Callable[[QueueInfo, QueueInfo, QueueInfo], int]
 TaskCompareFn: TypeAlias = Callable[[TaskInfo, TaskInfo], int]
-PredicateFn: TypeAlias = Callable[[TaskInfo, NodeInfo], "Status | None"]
+# A plugin may report every failing reason (as upstream), hence the tuple.
+PredicateFn: TypeAlias = Callable[[TaskInfo, NodeInfo], "Status | tuple[Status, ...] | None"]
 PrePredicateFn: TypeAlias = Callable[[TaskInfo], "Status | None"]
 
 
@@ -65,7 +66,7 @@ class NodeMask:
     """
 
     passed: BoolArray
-    reason: Callable[[int], Status]
+    reason: Callable[[int], Status | tuple[Status, ...]]
 
 
 PredicateMaskFn: TypeAlias = Callable[[TaskInfo], NodeMask | None]

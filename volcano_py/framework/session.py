@@ -112,9 +112,11 @@ class Session:
         self.priority_classes = snapshot.priority_classes
         self.hyper_nodes = snapshot.hyper_nodes
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
-        self.total_resource = Resource()
-        for node in self.node_list:
-            self.total_resource.add(node.allocatable)
+        # One vectorised sum over the session's rows, converted once (not a Resource per node).
+        self.total_resource = self.matrix.index.resource(
+            self.matrix.allocatable.sum(axis=0),
+            {name for node in self.node_list[:1] for name in node.defined_scalars},
+        )
         self.plugins: dict[str, Plugin] = {}
         self.event_handlers: list[EventHandler] = []
         self.dirty_jobs: set[str] = set()

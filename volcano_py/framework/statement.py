@@ -91,19 +91,23 @@ class Statement:
 
     def pipeline(self, task: TaskInfo, node_name: str, eviction_occurred: bool) -> None:
         """Reserve ``node_name``'s future idle for ``task`` (it waits for evictions)."""
+        node = self.ssn.nodes.get(node_name)
+        if node is None:
+            raise StatementError(
+                f"task {task.key} pipeline: node {node_name} is not in the session"
+            )
         self._set_status(task, TaskStatus.PIPELINED)
         task.node_name = node_name
         task.eviction_occurred = eviction_occurred
-        errors = []
-        node = self.ssn.nodes.get(node_name)
-        if node is None:
-            errors.append(f"node {node_name} is not in the session")
-        else:
-            try:
-                node.add_task(task)
-            except NodeFitError as error:
-                errors.append(str(error))
-        errors.extend(self._fire(task, allocate=True))
+        try:
+            node.add_task(task)
+        except NodeFitError as error:
+            self._set_status(task, TaskStatus.PENDING)
+            task.node_name = ""
+            raise StatementError(
+                f"task {task.key} pipeline to node {node_name}: {error}"
+            ) from error
+        errors = self._fire(task, allocate=True)
         if errors:
             self.unpipeline(task)
             raise StatementError(
@@ -124,12 +128,16 @@ class Statement:
         """Place ``task`` on ``node`` in the session (its idle shrinks now)."""
         self._set_status(task, TaskStatus.ALLOCATED)
         task.node_name = node.name
-        errors = []
         try:
             node.add_task(task)
         except NodeFitError as error:
-            errors.append(str(error))
-        errors.extend(self._fire(task, allocate=True))
+            # Nothing was charged and no plugin was told: only the status goes back.
+            self._set_status(task, TaskStatus.PENDING)
+            task.node_name = ""
+            raise StatementError(
+                f"task {task.key} allocate to node {node.name}: {error}"
+            ) from error
+        errors = self._fire(task, allocate=True)
         if errors:
             self._unallocate(task)
             raise StatementError(
