@@ -63,6 +63,7 @@ class SchedulerOptions:
     events: str = "all"
     priority_class: bool = True
     shutdown_grace: float = 5.0
+    switch_interval: float = 0.001
 
 
 def _queue_manifest(name: str, reclaimable: bool) -> dict[str, Any]:
@@ -243,6 +244,8 @@ class LiveScheduler:
                 may_write=self.may_write,
                 recorder=self.recorder,
             )
+            binder = self.binder
+            self.recorder.defer = lambda: binder.pending > 0
             self.evictor = LiveEvictor(api, loop, may_write=self.may_write)
             self.status = LiveStatusWriter(
                 api, loop, self.informers.by_kind, feed, may_write=self.may_write
@@ -297,6 +300,9 @@ class LiveScheduler:
     def run(self) -> int:
         """Run until ``request_stop()`` (the CLI calls it on SIGTERM/SIGINT). 0 on a clean
         stop, 1 if the I/O loop failed."""
+        # The scheduling thread is CPU-bound; a shorter GIL switch interval lets the I/O
+        # thread answer bind responses and watch events sooner (5 ms by default).
+        sys.setswitchinterval(self.options.switch_interval)
         io_thread = threading.Thread(target=self._io_thread, name="volcano-io", daemon=True)
         io_thread.start()
         self.io_ready.wait()

@@ -467,9 +467,12 @@ class BatchedEventRecorder:
         instance: str = "",
         flush_period: float = 1.0,
         max_per_flush: int = 500,
+        concurrency: int = 8,
         remember: int = 4096,
         aggregate_for: float = 600.0,
+        max_delay: float = 10.0,
         may_write: Callable[[], bool] = lambda: True,
+        defer: Callable[[], bool] = lambda: False,
     ) -> None:
         if mode not in EVENT_MODES:
             raise ValueError(f"--events: expected one of {', '.join(EVENT_MODES)}, got {mode!r}")
@@ -481,11 +484,16 @@ class BatchedEventRecorder:
         self.max_per_flush = max_per_flush
         self.remember = remember
         self.aggregate_for = aggregate_for
+        self.max_delay = max_delay
         self.may_write = may_write
+        # Events wait while this says so (binds in flight), at most ``max_delay``.
+        self.defer = defer
         self.written = 0
         self.dropped = 0
         self._lock = threading.Lock()
+        self._semaphore = asyncio.Semaphore(max(1, concurrency))
         self._pending: dict[EventKey, _PendingEvent] = {}
+        self._oldest = 0.0
         self._posted: OrderedDict[EventKey, _PostedEvent] = OrderedDict()
 
     def record(
@@ -497,6 +505,8 @@ class BatchedEventRecorder:
         now = rfc3339()
         with self._lock:
             pending = self._pending.get(key)
+            if not self._pending:
+                self._oldest = time.monotonic()
             if pending is None:
                 self._pending[key] = _PendingEvent(message, 1, now, now)
             else:
@@ -512,6 +522,9 @@ class BatchedEventRecorder:
     async def _flusher(self) -> None:
         while True:
             await asyncio.sleep(self.flush_period)
+            # Binds first: events are what a person reads later, binds what a pod waits for.
+            if self.defer() and time.monotonic() - self._oldest < self.max_delay:
+                continue
             await self.flush()
 
     async def flush(self) -> None:
@@ -522,8 +535,17 @@ class BatchedEventRecorder:
         items = list(batch.items())
         if len(items) > self.max_per_flush:
             self.dropped += len(items) - self.max_per_flush
+            log.info(
+                "%d events not written (more than %d a flush)",
+                len(items) - self.max_per_flush,
+                self.max_per_flush,
+            )
             items = items[: self.max_per_flush]
-        await asyncio.gather(*(self._write(key, event) for key, event in items))
+        await asyncio.gather(*(self._write_bounded(key, event) for key, event in items))
+
+    async def _write_bounded(self, key: EventKey, event: _PendingEvent) -> None:
+        async with self._semaphore:
+            await self._write(key, event)
 
     async def _write(self, key: EventKey, event: _PendingEvent) -> None:
         kind, namespace, name, event_type, reason = key

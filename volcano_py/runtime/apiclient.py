@@ -119,13 +119,24 @@ class ClusterAccess:
                 client_configuration=configuration
             )
 
+        cached: list[Any] = [None, -1e9]
+
         def authorization() -> str | None:
-            # auth_settings() also runs the refresh hook (rotating in-cluster tokens).
-            settings = cast(Mapping[str, Mapping[str, Any]], configuration.auth_settings())
-            for setting in settings.values():
-                if setting.get("in") == "header" and setting.get("key") == "authorization":
-                    return str(setting["value"])
-            return None
+            # auth_settings() runs the loader's refresh hook (rotating in-cluster and exec
+            # plugin tokens), which re-reads the whole configuration: at most twice a minute.
+            now = time.monotonic()
+            if now - cached[1] > 30.0:
+                settings = cast(Mapping[str, Mapping[str, Any]], configuration.auth_settings())
+                cached[0] = next(
+                    (
+                        str(setting["value"])
+                        for setting in settings.values()
+                        if setting.get("in") == "header" and setting.get("key") == "authorization"
+                    ),
+                    None,
+                )
+                cached[1] = now
+            return cast(str | None, cached[0])
 
         return cls(
             server=str(configuration.host).rstrip("/"),

@@ -50,9 +50,11 @@ def configure(verbosity: int = 2, log_format: str = "plain") -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname).1s %(name)s: %(message)s"))
+    handler._volcano_py = True  # type: ignore[attr-defined]
     root = logging.getLogger()
     for existing in list(root.handlers):
-        root.removeHandler(existing)
+        if getattr(existing, "_volcano_py", False):  # ours from an earlier call only
+            root.removeHandler(existing)
     root.addHandler(handler)
     root.setLevel(level_for_verbosity(verbosity))
     # Client libraries stay at WARNING unless tracing.

@@ -1,0 +1,543 @@
+"""``python -m bench.e2e`` (``make bench-e2e``): the live scheduler end to end on a real
+kube-apiserver + etcd with kwok nodes (performance-anchors §3, goal G2).
+
+Default workload: 1000 kwok nodes (32 CPU, 128 GiB), 10,000 pods in 20 gangs of 500
+(PodGroup ``minMember: 500``, each pod 1 CPU / 1 GiB). Three measurements, in this order:
+
+1. ``ceiling``: the raw bind ceiling of this API server. 10,000 pods no scheduler looks at are
+   bound by a binder with no scheduling logic (round robin over the nodes) through the same
+   client and the same concurrency as the scheduler's binder. Then they are deleted.
+2. ``backlog``: all 10,000 pods exist before the scheduler starts; time from the process start,
+   from its readiness (every kind listed) and from its first bind to its last bind.
+3. ``streaming``: the scheduler runs while the 10,000 pods (and their PodGroups) are created
+   as fast as this client can; time from the first create to the last bind.
+
+Binds are timed by a watch on the pods (the moment ``spec.nodeName`` is first seen); the
+ceiling's binds by their responses. The scheduler's own numbers come from its ``/metrics``
+(API requests by verb and resource, hence API writes per pod) and its log (per-cycle timings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from e2e.controlplane import REPO_ROOT, ControlPlane, bin_dir_from_env, free_port, node_manifest
+from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
+
+POOL_LABEL = "volcano-py.io/bench"
+NODE_CAPACITY = {"cpu": "32", "memory": "128Gi", "pods": "110"}
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
+WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+CYCLE_LINE = re.compile(r"cycle (\d+): ([\d.]+) ms \(([^)]*)\); (\d+) binds queued")
+
+
+def pod(name: str, namespace: str, group: str | None, scheduler: str) -> dict[str, Any]:
+    annotations = {GROUP_ANNOTATION: group} if group else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations},
+        "spec": {
+            "schedulerName": scheduler,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "main", "image": "busybox",
+                            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+        },
+    }  # fmt: skip
+
+
+async def bounded(concurrency: int, jobs: Iterable[Any]) -> None:
+    """Await coroutines with at most ``concurrency`` in flight."""
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def run(job: Any) -> None:
+        async with semaphore:
+            await job
+
+    await asyncio.gather(*(run(job) for job in jobs))
+
+
+async def create(api: KubeApi, path: str, body: dict[str, Any]) -> None:
+    for attempt in range(8):
+        try:
+            await api.request("POST", path, body)
+            return
+        except ApiError as error:
+            if error.conflict:
+                return
+            if not error.transient or attempt == 7:
+                raise
+            await asyncio.sleep(error.retry_after or 0.2 * (attempt + 1))
+
+
+@dataclass
+class BindTimes:
+    """When each pod of a namespace was first seen bound, by a watch."""
+
+    times: dict[str, float] = field(default_factory=dict)
+
+    def summary(self, start: float) -> dict[str, float]:
+        ordered = sorted(self.times.values())
+        if not ordered:
+            return {"bound": 0}
+        gaps = [b - a for a, b in itertools.pairwise(ordered)]
+        return {
+            "bound": len(ordered),
+            "first_bind_s": ordered[0] - start,
+            "last_bind_s": ordered[-1] - start,
+            "bind_phase_s": ordered[-1] - ordered[0],
+            "longest_gap_s": max(gaps, default=0.0),
+        }
+
+
+async def watch_binds(api: KubeApi, namespace: str, sink: BindTimes, stop: asyncio.Event) -> None:
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    listed, version = await api.list_all(path)
+    now = time.monotonic()
+    for item in listed:
+        if item["spec"].get("nodeName"):
+            sink.times.setdefault(item["metadata"]["name"], now)
+    while not stop.is_set():
+        try:
+            async for event in api.watch(
+                path, {"resourceVersion": version, "allowWatchBookmarks": "true"}, 300
+            ):
+                obj = event.get("object") or {}
+                version = obj.get("metadata", {}).get("resourceVersion", version)
+                if event.get("type") in ("ADDED", "MODIFIED") and obj["spec"].get("nodeName"):
+                    sink.times.setdefault(obj["metadata"]["name"], time.monotonic())
+                if stop.is_set():
+                    return
+        except ApiError as error:
+            if error.gone:
+                listed, version = await api.list_all(path)
+            await asyncio.sleep(0.1)
+
+
+async def wait_for(what: str, check: Any, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(0.2)
+    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+class Scheduler:
+    """The scheduler under test, as a subprocess."""
+
+    def __init__(self, kubeconfig: Path, workdir: Path, args: list[str]) -> None:
+        self.metrics_port = free_port()
+        self.health_port = free_port()
+        self.log_path = workdir / "scheduler.log"
+        self.argv = [
+            sys.executable, "-m", "volcano_py", "scheduler", f"--kubeconfig={kubeconfig}",
+            f"--listen-address=127.0.0.1:{self.metrics_port}",
+            f"--healthz-address=127.0.0.1:{self.health_port}", *args,
+        ]  # fmt: skip
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started = 0.0
+
+    def start(self) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "NO_PROXY": "127.0.0.1,localhost"}
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=REPO_ROOT,
+                env=env,
+                start_new_session=True,
+            )
+        self.started = time.monotonic()
+
+    def get(self, port: int, path: str) -> tuple[int, str]:
+        try:
+            with _NO_PROXY.open(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, ""
+        except OSError:
+            return 0, ""
+
+    async def ready(self) -> bool:
+        if self.process is not None and self.process.poll() is not None:
+            raise RuntimeError(
+                f"the scheduler exited ({self.process.returncode}); see {self.log_path}"
+            )
+        return (await asyncio.to_thread(self.get, self.health_port, "/readyz"))[0] == 200
+
+    def requests(self) -> dict[tuple[str, str], float]:
+        _status, text = self.get(self.metrics_port, "/metrics")
+        counts: dict[tuple[str, str], float] = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == "rest_client_requests_total":
+                    key = (sample.labels["verb"], sample.labels["resource"])
+                    counts[key] = counts.get(key, 0.0) + sample.value
+        return counts
+
+    def cycles(self) -> list[dict[str, Any]]:
+        found = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            match = CYCLE_LINE.search(line)
+            if match:
+                found.append(
+                    {
+                        "cycle": int(match[1]),
+                        "total_ms": float(match[2]),
+                        "parts": match[3],
+                        "binds": int(match[4]),
+                    }
+                )
+        return found
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def writes(
+    before: dict[tuple[str, str], float], after: dict[tuple[str, str], float]
+) -> dict[str, float]:
+    result: dict[str, float] = {}
+    for (verb, resource), value in after.items():
+        if verb in WRITE_VERBS:
+            delta = value - before.get((verb, resource), 0.0)
+            if delta:
+                result[f"{verb} {resource}"] = delta
+    return result
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, plane: ControlPlane, workdir: Path) -> None:
+        self.args = args
+        self.plane = plane
+        self.workdir = workdir
+        self.api = KubeApi(
+            ClusterAccess.load(str(plane.kubeconfig)),
+            qps=0,
+            burst=0,
+            max_connections=args.concurrency + 32,
+        )
+        self.nodes: list[str] = []
+        self.report: dict[str, Any] = {"config": {k: v for k, v in vars(args).items()}}
+
+    @property
+    def pods_total(self) -> int:
+        return int(self.args.gangs * self.args.gang_size)
+
+    async def make_nodes(self) -> None:
+        started = time.monotonic()
+        self.nodes = [f"bench-node-{index:04d}" for index in range(self.args.nodes)]
+        await bounded(self.args.concurrency, (
+            create(self.api, "/api/v1/nodes", node_manifest(
+                name, NODE_CAPACITY, labels={POOL_LABEL: "true"}))
+            for name in self.nodes))  # fmt: skip
+
+        async def all_ready() -> bool:
+            items, _ = await self.api.list_all("/api/v1/nodes", {"labelSelector": POOL_LABEL})
+            ready = sum(
+                any(
+                    c["type"] == "Ready" and c["status"] == "True"
+                    for c in item.get("status", {}).get("conditions") or []
+                )
+                for item in items
+            )
+            return ready == len(self.nodes)
+
+        await wait_for("kwok nodes Ready", all_ready, 300)
+        self.report["nodes_ready_s"] = time.monotonic() - started
+
+    async def namespace(self, name: str) -> None:
+        await create(self.api, "/api/v1/namespaces", {"metadata": {"name": name}})
+
+    async def create_workload(self, namespace: str, scheduler: str, gangs: bool) -> float:
+        """PodGroups, then pods gang by gang; returns the seconds it took."""
+        started = time.monotonic()
+        if gangs:
+            await bounded(self.args.concurrency, (
+                create(self.api, f"{PG_PATH}/namespaces/{namespace}/podgroups", {
+                    "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                    "metadata": {"name": f"gang-{g:02d}"},
+                    "spec": {"minMember": self.args.gang_size, "queue": "default"}})
+                for g in range(self.args.gangs)))  # fmt: skip
+        path = f"/api/v1/namespaces/{namespace}/pods"
+        await bounded(self.args.concurrency, (
+            create(self.api, path, pod(f"gang-{g:02d}-{i:04d}", namespace,
+                                       f"gang-{g:02d}" if gangs else None, scheduler))
+            for g in range(self.args.gangs) for i in range(self.args.gang_size)))  # fmt: skip
+        return time.monotonic() - started
+
+    async def ceiling(self) -> None:
+        namespace = "bench-ceiling"
+        await self.namespace(namespace)
+        await self.create_workload(namespace, "nobody", gangs=False)
+        items, _ = await self.api.list_all(f"/api/v1/namespaces/{namespace}/pods")
+        names = [item["metadata"]["name"] for item in items]
+        times: list[float] = []
+
+        async def bind(index: int, name: str) -> None:
+            node = self.nodes[index % len(self.nodes)]
+            body = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": name, "namespace": namespace},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            }
+            path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
+            for attempt in range(8):
+                try:
+                    await self.api.request("POST", path, body)
+                    break
+                except ApiError as error:
+                    if not error.transient or attempt == 7:
+                        raise
+                    await asyncio.sleep(error.retry_after or 0.1)
+            times.append(time.monotonic())
+
+        started = time.monotonic()
+        await bounded(self.args.concurrency, (bind(i, n) for i, n in enumerate(names)))
+        elapsed = max(times) - started
+        self.report["ceiling"] = {
+            "pods": len(names),
+            "seconds": elapsed,
+            "pods_per_s": len(names) / elapsed,
+            "concurrency": self.args.concurrency,
+        }
+        print(
+            f"ceiling: {len(names)} binds in {elapsed:.2f} s = "
+            f"{len(names) / elapsed:.0f} binds/s (concurrency {self.args.concurrency})",
+            flush=True,
+        )
+        # Out of the way: no capacity held, no pods in the scheduler's cache.
+        await self.api.request(
+            "DELETE",
+            f"/api/v1/namespaces/{namespace}/pods",
+            params={"gracePeriodSeconds": "0"},
+            timeout=300,
+        )
+
+        async def gone() -> bool:
+            left, _ = await self.api.list_all(f"/api/v1/namespaces/{namespace}/pods")
+            return not left
+
+        await wait_for("ceiling pods deleted", gone, 300)
+
+    async def timed_run(
+        self, namespace: str, scheduler: Scheduler, start: float, stop_after: float = 600
+    ) -> BindTimes:
+        times = BindTimes()
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(watch_binds(self.api, namespace, times, stop))
+
+        async def all_bound() -> bool:
+            return len(times.times) >= self.pods_total
+
+        try:
+            await wait_for(f"{self.pods_total} pods bound in {namespace}", all_bound, stop_after)
+        finally:
+            stop.set()
+            watcher.cancel()
+        return times
+
+    async def backlog(self, scheduler: Scheduler) -> None:
+        namespace = "bench-backlog"
+        await self.namespace(namespace)
+        created = await self.create_workload(namespace, "volcano", gangs=True)
+        before = {}
+        scheduler.start()
+        started = scheduler.started
+        times = BindTimes()
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(watch_binds(self.api, namespace, times, stop))
+        await wait_for("scheduler ready", scheduler.ready, 300)
+        ready = time.monotonic()
+
+        async def all_bound() -> bool:
+            return len(times.times) >= self.pods_total
+
+        await wait_for("every pod bound", all_bound, 900)
+        stop.set()
+        watcher.cancel()
+        await asyncio.sleep(2.5)  # status and event writes after the binds
+        summary = times.summary(started)
+        result = {
+            "created_in_s": created,
+            "ready_after_s": ready - started,
+            **summary,
+            "pods_per_s_from_start": self.pods_total / summary["last_bind_s"],
+            "pods_per_s_from_ready": self.pods_total / (summary["last_bind_s"] - (ready - started)),
+            "pods_per_s_bind_phase": self.pods_total / summary["bind_phase_s"],
+        }
+        result["writes"] = writes(before, scheduler.requests())
+        result["writes_per_pod"] = sum(result["writes"].values()) / self.pods_total
+        self.report["backlog"] = result
+
+    async def streaming(self, scheduler: Scheduler) -> None:
+        namespace = "bench-streaming"
+        await self.namespace(namespace)
+        before = scheduler.requests()
+        times = BindTimes()
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(watch_binds(self.api, namespace, times, stop))
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        created = await self.create_workload(namespace, "volcano", gangs=True)
+
+        async def all_bound() -> bool:
+            return len(times.times) >= self.pods_total
+
+        await wait_for("every pod bound", all_bound, 900)
+        stop.set()
+        watcher.cancel()
+        await asyncio.sleep(2.5)
+        summary = times.summary(started)
+        result: dict[str, Any] = {
+            "created_in_s": created,
+            **summary,
+            "pods_per_s": self.pods_total / summary["last_bind_s"],
+            "last_bind_after_last_create_s": summary["last_bind_s"] - created,
+        }
+        result["writes"] = writes(before, scheduler.requests())
+        result["writes_per_pod"] = sum(result["writes"].values()) / self.pods_total
+        self.report["streaming"] = result
+
+    async def run(self) -> dict[str, Any]:
+        await self.api.open()
+        try:
+            print(f"creating {self.args.nodes} kwok nodes ...", flush=True)
+            await self.make_nodes()
+            print(f"nodes Ready in {self.report['nodes_ready_s']:.1f} s", flush=True)
+            modes = self.args.modes.split(",")
+            if "ceiling" in modes:
+                await self.ceiling()
+            scheduler = Scheduler(self.plane.kubeconfig, self.workdir, [
+                f"--schedule-period={self.args.schedule_period}",
+                f"--bind-concurrency={self.args.concurrency}",
+                f"--events={self.args.events}",
+                "--kube-api-qps=0", "-v=3"])  # fmt: skip
+            try:
+                if "backlog" in modes:
+                    print("backlog: creating the pods, then starting the scheduler ...", flush=True)
+                    await self.backlog(scheduler)
+                    self.print_run("backlog")
+                if "streaming" in modes:
+                    if scheduler.process is None:
+                        scheduler.start()
+                        await wait_for("scheduler ready", scheduler.ready, 300)
+                    print("streaming: creating the pods while the scheduler runs ...", flush=True)
+                    await self.streaming(scheduler)
+                    self.print_run("streaming")
+            finally:
+                scheduler.stop()
+            self.report["cycles_with_binds"] = [
+                c for c in scheduler.cycles() if c["binds"] or c["total_ms"] > 1000
+            ]
+            self.report["scheduler_log"] = str(scheduler.log_path)
+        finally:
+            await self.api.close()
+        return self.report
+
+    def print_run(self, mode: str) -> None:
+        result = self.report[mode]
+        ceiling = self.report.get("ceiling", {}).get("pods_per_s")
+        print(f"{mode}: " + ", ".join(
+            f"{key} {value:.2f}" if isinstance(value, float) else f"{key} {value}"
+            for key, value in result.items() if key != "writes"))  # fmt: skip
+        print(f"{mode}: scheduler API writes: " + ", ".join(
+            f"{key} {value:.0f}" for key, value in sorted(result["writes"].items())))  # fmt: skip
+        rate = result.get("pods_per_s_bind_phase") or result.get("pods_per_s")
+        if ceiling and rate:
+            print(
+                f"{mode}: {rate:.0f} pods/s = {rate / ceiling:.0%} of the bind ceiling "
+                f"({ceiling:.0f}/s)",
+                flush=True,
+            )
+
+
+def _run(args: argparse.Namespace, plane: ControlPlane, workdir: Path) -> dict[str, Any]:
+    print(
+        f"control plane up in {plane.startup_seconds['total']:.1f} s; work dir {workdir}",
+        flush=True,
+    )
+    return asyncio.run(Bench(args, plane, workdir).run())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.e2e",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--gangs", type=int, default=20)
+    parser.add_argument("--gang-size", type=int, default=500)
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=64,
+        help="binds in flight: the scheduler's --bind-concurrency and the"
+        " ceiling binder's (default 64)",
+    )
+    parser.add_argument("--schedule-period", default="1s")
+    parser.add_argument("--events", default="all", choices=("all", "warnings", "none"))
+    parser.add_argument("--modes", default="ceiling,backlog,streaming")
+    parser.add_argument("--json", help="also write the report here")
+    parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
+    args = parser.parse_args(argv)
+    if bin_dir_from_env() is None:
+        print("VK8S_BIN_DIR is not set: run via `make bench-e2e`", file=sys.stderr)
+        return 2
+    workdir = Path(tempfile.mkdtemp(prefix="vk8s-bench-"))
+    plane = ControlPlane(
+        workdir=workdir / "cp",
+        keep_workdir=args.keep,
+        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
+    )
+    try:
+        with plane:
+            report = _run(args, plane, workdir)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    summary = {k: v for k, v in report.items() if k != "cycles_with_binds"}
+    print(json.dumps(summary, indent=1, default=str))
+    cycles = report["cycles_with_binds"]
+    print(f"cycles that bound pods or took > 1 s ({len(cycles)}):")
+    for cycle in cycles[:40]:
+        print(
+            f"  cycle {cycle['cycle']}: {cycle['total_ms']:.0f} ms, {cycle['binds']} binds"
+            f" ({cycle['parts']})"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
