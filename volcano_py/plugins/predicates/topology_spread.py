@@ -204,6 +204,10 @@ def _signature(task: TaskInfo) -> Frozen:
     )
 
 
+_NO_SPREAD_KEY: Final[Frozen] = ("<no spread constraints>",)
+_NO_SPREAD: Final = _PodSpread("", {}, (), (), required_node_affinity({}, None), (), "", "")
+
+
 class TopologySpread:
     """Spreading for one session: hard constraints as a NodeMask, soft ones as scores."""
 
@@ -216,6 +220,9 @@ class TopologySpread:
         self._masks: dict[Frozen, tuple[int, NodeMask]] = {}
 
     def spread(self, task: TaskInfo) -> tuple[Frozen, _PodSpread]:
+        # Most pods declare no spreading at all: answer that without parsing the pod.
+        if not spec(task.pod).get("topologySpreadConstraints"):
+            return _NO_SPREAD_KEY, _NO_SPREAD
         cached = self._parsed.get(task.uid)
         if cached is None or cached[0] is not task.pod:
             cached = (task.pod, _signature(task), _pod_spread(task))
