@@ -334,19 +334,23 @@ class Bench:
             f"{len(names) / elapsed:.0f} binds/s (concurrency {self.args.concurrency})",
             flush=True,
         )
-        # Out of the way: no capacity held, no pods in the scheduler's cache.
-        await self.api.request(
-            "DELETE",
-            f"/api/v1/namespaces/{namespace}/pods",
-            params={"gracePeriodSeconds": "0"},
-            timeout=300,
-        )
-
-        async def gone() -> bool:
-            left, _ = await self.api.list_all(f"/api/v1/namespaces/{namespace}/pods")
-            return not left
-
-        await wait_for("ceiling pods deleted", gone, 300)
+        # Out of the way: no capacity held, no pods in the scheduler's cache. A collection
+        # delete of 10k pods can outlast the API server's request timeout: repeat it.
+        path = f"/api/v1/namespaces/{namespace}/pods"
+        for _attempt in range(20):
+            try:
+                await self.api.request(
+                    "DELETE", path, params={"gracePeriodSeconds": "0"}, timeout=300
+                )
+            except ApiError as error:
+                if not error.transient:
+                    raise
+            left, _ = await self.api.list_all(path)
+            if not left:
+                break
+            await asyncio.sleep(1)
+        else:
+            raise RuntimeError("the ceiling's pods could not be deleted")
 
     async def timed_run(
         self, namespace: str, scheduler: Scheduler, start: float, stop_after: float = 600

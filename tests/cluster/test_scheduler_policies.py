@@ -264,3 +264,80 @@ def test_volcano_user_yaml_works_unchanged(
     finally:
         with contextlib.suppress(ApiError):
             control_plane.request("DELETE", f"{PG_PATH}/queues/{queue}")
+
+
+def test_live_decisions_match_the_simulator(
+    start_scheduler: StartScheduler,
+    control_plane: ControlPlane,
+    namespace: str,
+    make_nodes: MakeNodes,
+    make_queue: Callable[..., str],
+    scheduler_name: str,
+) -> None:
+    """Seed 000 (examples/three-queues.yaml) as PodGroups and pods: the offline twin and the
+    live scheduler, through the same cache and cycle, give each queue the same share."""
+    from volcano_py.framework.conf import default_conf
+    from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
+    from volcano_py.sim.engine import Simulation
+
+    nodes = make_nodes("cpu", 10, capacity={"cpu": "10", "memory": "40Gi"})
+    suffix = namespace[-6:]
+    queues = {
+        "a": make_queue(f"a-{suffix}", weight=3, guarantee={"resource": {"cpu": "20"}},
+                        capability={"cpu": "50"}),
+        "b": make_queue(f"b-{suffix}", weight=2, guarantee={"resource": {"cpu": "10"}},
+                        capability={"cpu": "80"}),
+        "c": make_queue(f"c-{suffix}", weight=5, guarantee={"resource": {"cpu": "30"}}),
+    }  # fmt: skip
+    objects: list[dict[str, object]] = []
+    for key, queue in queues.items():
+        group = pod_group_manifest_in(f"job-{key}", queue, namespace)
+        objects.append(group)
+        for index in range(10):
+            manifest = pod_manifest(
+                f"job-{key}-{index}", scheduler_name, group=f"job-{key}", cpu="10", memory="4Gi"
+            )
+            manifest["metadata"]["namespace"] = namespace
+            objects.append(manifest)
+
+    # Offline: the same nodes (allocatable as kwok reports it), queues and objects.
+    simulation = Simulation(
+        default_conf(BUILTIN_ACTIONS),
+        default_registry(),
+        scheduler_names=frozenset({scheduler_name}),
+    )
+    sim_objects = [control_plane.request("GET", f"/api/v1/nodes/{name}") for name in nodes]
+    sim_objects += [control_plane.request("GET", f"{PG_PATH}/queues/{q}") for q in queues.values()]
+    sim_objects += [
+        {**o, "status": {"phase": "Pending"}} if o["kind"] == "Pod" else o for o in objects
+    ]
+    simulation.load(sim_objects)
+    simulation.run(5)
+    offline = {key: sum(1 for pod in simulation.cluster.binds if f"/job-{key}-" in pod)
+               for key in queues}  # fmt: skip
+    assert offline == {"a": 3, "b": 2, "c": 5}
+
+    # Live: everything exists before the scheduler starts, as in the simulation.
+    for manifest in objects:
+        control_plane.create(manifest, namespace)
+    scheduler = start_scheduler()
+    scheduler.wait_ready()
+    wait_until(
+        "10 pods bound",
+        lambda: len(bound(list_pods(control_plane, namespace))) == 10,
+        diagnose=scheduler.log,
+    )
+    time.sleep(1.0)
+    pods = list_pods(control_plane, namespace)
+    live = {key: len([n for n in bound(pods) if n.startswith(f"job-{key}-")]) for key in queues}
+    assert live == offline
+    assert sorted(pods[name]["spec"]["nodeName"] for name in bound(pods)) == sorted(nodes)
+
+
+def pod_group_manifest_in(name: str, queue: str, namespace: str) -> dict[str, object]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"minMember": 1, "queue": queue},
+    }

@@ -285,6 +285,9 @@ class LiveScheduler:
     def _io_thread(self) -> None:
         try:
             asyncio.run(self._io_main())
+        except OSError as error:  # a port in use, say: the user's to fix, no traceback
+            self.io_failed = error
+            log.error("cannot serve the endpoints: %s", error)
         except BaseException as error:  # reported to the main thread
             self.io_failed = error
             log.exception("the I/O loop failed")
