@@ -6,7 +6,7 @@ objects and ``apply_event``:
 
 * ``TestGetOrCreateJob`` (3 cases), ``TestNodeOperation`` (3 cases),
   ``TestSchedulerCache_Bind_NodeWithSufficientResources``,
-  ``TestSchedulerCache_Bind_NodeWithInsufficientResources`` (xfail: a real bug, see below),
+  ``TestSchedulerCache_Bind_NodeWithInsufficientResources``,
   ``TestDefaultBinderBindUsesTaskPodAnnotations`` (the cache half: the annotations the session
   set travel with the bind).
 * ``TestSchedulerCache_updateTask`` / ``TestSchedulerCache_UpdatePod`` ("Success Case",
@@ -599,13 +599,6 @@ def test_bound_task_is_placed_in_the_next_snapshot():
     assert snapshot.nodes["n1"].idle.milli_cpu == 1000
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SchedulerCache.add_bind_task removes the cached task and re-adds it as Binding "
-    "before the node accepts it: when the node has no room NodeFitError escapes and the task "
-    "stays Binding in tasks/job but on no node (upstream reverts the status and returns an "
-    "error, leaving task and node unchanged)",
-)
 def test_bind_node_with_insufficient_resources_upstream():
     """``TestSchedulerCache_Bind_NodeWithInsufficientResources``."""
     cache = add(new_cache(), pod("p1", cpu="5000m", memory="50G"), node("n1"))
@@ -630,12 +623,6 @@ def cache_view_of_bind(cache: SchedulerCache) -> Any:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SchedulerCache.add_bind_task binds a task the cache no longer knows (pod deleted "
-    "since the snapshot); upstream findJobAndTask fails, so the statement unallocates and "
-    "nothing is bound",
-)
 def test_bind_of_a_pod_deleted_since_the_snapshot_fails():
     cache = add(new_cache(), queue(), pod_group(), pod("p1"), node("n1"))
     task = cache.tasks[f"{NS}/p1"].clone()
@@ -660,11 +647,6 @@ def test_evict_marks_releasing_and_calls_the_evictor():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SchedulerCache.evict records no event on the PodGroup; upstream cache.Evict "
-    "records a Normal 'Evict' event with the reason on the victim's PodGroup",
-)
 def test_evict_records_a_normal_event_on_the_pod_group():
     cache = add(new_cache(), queue(), pod_group(), node("n1"), pod("p1", "n1", "Running"))
     cache.evict(cache.tasks[f"{NS}/p1"].clone(), "reclaim")

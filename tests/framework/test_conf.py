@@ -376,11 +376,6 @@ configurations:
     assert conf.action_arguments(action) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="conf.parse_conf keeps the LAST configuration of an action; upstream "
-    "GetArgOfActionFromConf returns the FIRST",
-)
 def test_duplicate_action_configuration_first_wins():
     text = """
 actions: "allocate"
@@ -410,11 +405,6 @@ def test_metrics_values_keep_yaml_source_text():
     assert conf.metrics == {"enable": "true", "ratio": "1.50"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PyYAML (YAML 1.1) reads 1e3 as a string; yaml.v2 resolves it as float 1000 "
-    "(yamlStyleFloat), so GetFloat64 sees 1000 upstream and the default here",
-)
 def test_exponent_float_argument_reads_as_float():
     text = """
 actions: "allocate"

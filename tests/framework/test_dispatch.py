@@ -687,12 +687,6 @@ def test_intersection_empty_in_every_tier_gives_nothing(hook):
     assert calls == ["p1", "p2", "p3"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="session._intersect_victims keeps an empty intersection as [] so later plugins "
-    "of the tier intersect with nothing; upstream sets victims=nil and the next plugin "
-    "starts again (victims == nil -> victims = candidates)",
-)
 @pytest.mark.parametrize("hook", ["preemptable", "reclaimable"])
 def test_intersection_empty_intersection_restarts_within_tier(hook):
     flag = HOOKS[hook].flag

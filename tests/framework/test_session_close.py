@@ -424,12 +424,6 @@ def test_queue_allocated_equal_status_from_the_api_is_not_rewritten():
     assert world.status.queues == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="session._update_queue_status compares quantity strings; upstream compares "
-    "ResourceLists with equality.Semantic (1000m == 1), so an equal status written in "
-    "another spelling is rewritten",
-)
 def test_queue_allocated_compares_quantities_semantically():
     queue = build_queue("q1")
     queue["status"]["allocated"] = {"cpu": "1000m", "memory": "1024Mi", "pods": "1"}

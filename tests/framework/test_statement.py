@@ -198,11 +198,6 @@ def test_pipeline_to_missing_node_raises_and_rolls_back():
     assert fx.node.pipelined.milli_cpu == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Statement.pipeline logs and goes on when the task's job is not in the session "
-    "(records the op, puts the task on the node); upstream returns an error and rolls back",
-)
 def test_pipeline_to_missing_job_raises_and_rolls_back():
     fx = Fixture()
     statement = fx.ssn.statement()
@@ -272,11 +267,6 @@ def test_allocate_vetoed_by_event_handler_rolls_back():
     assert [e[0] for e in log.events] == ["allocate", "deallocate"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Statement.allocate uses the NodeInfo it is given without checking it is a "
-    "session node; upstream looks the node up in ssn.Nodes and fails (rolling back) if absent",
-)
 def test_allocate_to_node_missing_from_session_raises_and_rolls_back():
     fx = Fixture()
     statement = fx.ssn.statement()
@@ -288,11 +278,6 @@ def test_allocate_to_node_missing_from_session_raises_and_rolls_back():
     assert task.status is TaskStatus.PENDING and task.node_name == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Statement.allocate logs and goes on when the task's job is not in the session; "
-    "upstream returns an error and rolls back",
-)
 def test_allocate_with_missing_job_raises_and_rolls_back():
     fx = Fixture()
     statement = fx.ssn.statement()

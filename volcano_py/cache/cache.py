@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api.job import JobInfo, PodGroupInfo
-from volcano_py.api.node import NodeInfo
+from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
@@ -39,6 +39,10 @@ EVENT_TYPES: Final = frozenset({ADDED, MODIFIED, DELETED})
 KINDS: Final = frozenset(
     {"Pod", "Node", "PodGroup", "Queue", "HyperNode", "PriorityClass", "PodDisruptionBudget"}
 )
+
+
+class CacheBindError(RuntimeError):
+    """A bind the cache refuses (the pod is gone, or its node has no room left)."""
 
 
 class CacheEventError(ValueError):
@@ -275,16 +279,23 @@ class SchedulerCache:
 
     def add_bind_task(self, task: TaskInfo) -> None:
         """A session committed ``task`` to ``task.node_name``: account it as Binding here
-        (so the next snapshot sees it placed) and hand it to the binder."""
+        (so the next snapshot sees it placed) and hand it to the binder. Refused, with the
+        cache unchanged, when the pod is gone or the node has no room left for it."""
         with self.lock:
             cached = self.tasks.get(task.key)
-            if cached is not None:
-                self._remove_task(cached)
-                bound = cached.clone()
-                bound.node_name = task.node_name
-                bound.status = TaskStatus.BINDING
-                bound.pod_annotations = dict(task.pod_annotations)
+            if cached is None or cached.uid != task.uid:
+                raise CacheBindError(f"pod {task.key} no longer exists; not bound")
+            self._remove_task(cached)
+            bound = cached.clone()
+            bound.node_name = task.node_name
+            bound.status = TaskStatus.BINDING
+            bound.pod_annotations = dict(task.pod_annotations)
+            try:
                 self._add_task(bound)
+            except NodeFitError as error:
+                self._remove_task(bound)
+                self._add_task(cached)
+                raise CacheBindError(f"pod {task.key}: {error}") from error
         self.binder.bind(task, task.node_name)
 
     def evict(self, task: TaskInfo, reason: str) -> None:
@@ -304,6 +315,9 @@ class SchedulerCache:
             "Evict",
             f"Pod is evicted, because of {reason}",
         )
+        if task.job:
+            namespace, group = task.job.split("/", 1)
+            self.recorder.record("PodGroup", namespace, group, "Normal", "Evict", reason)
 
     def update_pod_group_status(self, job: JobInfo) -> None:
         if job.pod_group is None:

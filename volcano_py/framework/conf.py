@@ -9,6 +9,7 @@ off. Unknown actions are an error; unknown plugins are skipped at session open w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -60,6 +61,17 @@ tiers:
   - name: proportion
   - name: nodeorder
 """
+
+
+class _ConfLoader(yaml.SafeLoader):
+    """YAML as Go's yaml reads a scheduler conf: ``1e1`` is a float (YAML 1.1 wants a dot)."""
+
+
+_ConfLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
 
 
 class ConfError(ValueError):
@@ -147,7 +159,7 @@ def parse_conf(
 ) -> SchedulerConf:
     """Parse a volcano-scheduler.conf; ``known_actions`` (when given) rejects unknown names."""
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_ConfLoader)  # a SafeLoader subclass
     except yaml.YAMLError as error:
         raise ConfError(f"{source}: not valid YAML: {error}") from error
     root = _as_mapping(document, source)
@@ -180,6 +192,8 @@ def parse_conf(
         action = entry.get("name")
         if not isinstance(action, str):
             raise ConfError(f"{source}: configurations[{c}].name: an action name is required")
+        if action in configurations:
+            continue  # upstream reads the first configuration of an action
         configurations[action] = dict(
             _as_mapping(entry.get("arguments"), f"{source}: configurations[{c}].arguments")
         )

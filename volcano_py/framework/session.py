@@ -437,7 +437,8 @@ class Session:
                     victims = list(chosen)
                 else:
                     keep = {task.uid for task in chosen}
-                    victims = [task for task in victims if task.uid in keep]
+                    # An empty intersection starts over with the next plugin, as upstream.
+                    victims = [task for task in victims if task.uid in keep] or None
             if victims:
                 return victims
         return []
@@ -641,7 +642,9 @@ def _update_queue_status(ssn: Session) -> None:
                     queue = ssn.queues[parent]
     for name, total in allocated.items():
         listed = total.to_list()
-        if ssn.queues[name].allocated_status == listed:
+        previous = ssn.queues[name].allocated_status
+        # Compared as quantities: "1000m" written by someone else is the same as "1".
+        if previous is not None and Resource.from_list(previous).to_list() == listed:
             continue
         ssn.queues[name].allocated_status = listed
         ssn.sink.update_queue_status(name, total)

@@ -91,11 +91,7 @@ class Statement:
 
     def pipeline(self, task: TaskInfo, node_name: str, eviction_occurred: bool) -> None:
         """Reserve ``node_name``'s future idle for ``task`` (it waits for evictions)."""
-        node = self.ssn.nodes.get(node_name)
-        if node is None:
-            raise StatementError(
-                f"task {task.key} pipeline: node {node_name} is not in the session"
-            )
+        node = self._require(task, node_name, "pipeline")
         self._set_status(task, TaskStatus.PIPELINED)
         task.node_name = node_name
         task.eviction_occurred = eviction_occurred
@@ -124,8 +120,18 @@ class Statement:
         task.node_name = ""
         task.job_allocated_hyper_node = ""
 
+    def _require(self, task: TaskInfo, node_name: str, what: str) -> NodeInfo:
+        """The session's own node and the task's job, or a StatementError before any change."""
+        if task.job not in self.ssn.jobs:
+            raise StatementError(f"task {task.key} {what}: job {task.job} is not in the session")
+        node = self.ssn.nodes.get(node_name)
+        if node is None:
+            raise StatementError(f"task {task.key} {what}: node {node_name} is not in the session")
+        return node
+
     def allocate(self, task: TaskInfo, node: NodeInfo) -> None:
         """Place ``task`` on ``node`` in the session (its idle shrinks now)."""
+        node = self._require(task, node.name, "allocate")
         self._set_status(task, TaskStatus.ALLOCATED)
         task.node_name = node.name
         try:
