@@ -12,7 +12,9 @@ from typing import Any
 GROUP = "scheduling.k8s.io/group-name"
 
 
-def resource_list(cpu: str | None = None, memory: str | None = None, **scalars: str) -> dict[str, str]:
+def resource_list(
+    cpu: str | None = None, memory: str | None = None, **scalars: str
+) -> dict[str, str]:
     """``api.BuildResourceList``: ``resource_list("1", "1G", pods="10")``; scalar names with
     dots or slashes go through ``**{"nvidia.com/gpu": "1"}``."""
     result: dict[str, str] = {}
@@ -77,7 +79,11 @@ def build_pod(
     pod_annotations = dict(annotations or {})
     if group:
         pod_annotations[GROUP] = group
-    container: dict[str, Any] = {"name": "main", "image": "busybox", "resources": {"requests": dict(requests)}}
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": "busybox",
+        "resources": {"requests": dict(requests)},
+    }
     if ports:
         container["ports"] = ports
     spec: dict[str, Any] = {"schedulerName": scheduler_name, "containers": [container]}

@@ -22,18 +22,26 @@ from volcano_py.cache.interfaces import (
     RecordingStatusUpdater,
 )
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
-from volcano_py.framework.session import Session, SchedulingState, close_session, open_session
+from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.registry import PluginRegistry, new_action
 
 # plugin name -> the enable flags the case turns on (one tier), or a list of such tiers.
 PluginFlags = Mapping[str, Sequence[str]]
 
 
-def tiers_of(plugins: PluginFlags | Sequence[PluginFlags], arguments: Mapping[str, Mapping[str, Any]] | None = None) -> list[Tier]:
+def tiers_of(
+    plugins: PluginFlags | Sequence[PluginFlags],
+    arguments: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[Tier]:
     groups = [plugins] if isinstance(plugins, Mapping) else list(plugins)
     arguments = arguments or {}
     return [
-        Tier([PluginOption.with_flags(name, *flags, arguments=arguments.get(name)) for name, flags in group.items()])
+        Tier(
+            [
+                PluginOption.with_flags(name, *flags, arguments=arguments.get(name))
+                for name, flags in group.items()
+            ]
+        )
         for group in groups
     ]
 
@@ -97,7 +105,9 @@ def run_case(case: Case, actions: Sequence[str], registry: PluginRegistry | None
         tiers=tiers_of(case.plugins, case.arguments),
         configurations={k: dict(v) for k, v in case.configurations.items()},
     )
-    ssn = open_session(cache.snapshot(), conf, registry or PluginRegistry(), cache, SchedulingState(seed=case.seed))
+    ssn = open_session(
+        cache.snapshot(), conf, registry or PluginRegistry(), cache, SchedulingState(seed=case.seed)
+    )
     for name in actions:
         new_action(name).execute(ssn)
     close_session(ssn)
@@ -108,10 +118,16 @@ def check(case: Case, outcome: Outcome) -> None:
     """The expectations of ``case`` against what the session did."""
     binds = outcome.binder.binds
     if case.minimal_bind_check:
-        expected = case.expect_binds_num if case.expect_binds_num is not None else len(case.expect_bind_map)
+        expected = (
+            case.expect_binds_num
+            if case.expect_binds_num is not None
+            else len(case.expect_bind_map)
+        )
         assert len(binds) == expected, f"{case.name}: binds {binds}, expected {expected} of them"
     else:
-        assert binds == case.expect_bind_map, f"{case.name}: binds {binds} != {case.expect_bind_map}"
+        assert binds == case.expect_bind_map, (
+            f"{case.name}: binds {binds} != {case.expect_bind_map}"
+        )
         if case.expect_binds_num is not None:
             assert len(binds) == case.expect_binds_num, f"{case.name}: {len(binds)} binds"
     evicted = outcome.evictor.evicted
@@ -130,9 +146,8 @@ def check(case: Case, outcome: Outcome) -> None:
             assert task.node_name in nodes, f"{case.name}: {task.key} pipelined on {task.node_name}"
     for job_id, phase in case.expect_status.items():
         job = ssn.jobs[job_id]
-        assert job.pod_group is not None and job.pod_group.phase == phase, (
-            f"{case.name}: job {job_id} phase {job.pod_group.phase if job.pod_group else None} != {phase}"
-        )
+        actual = job.pod_group.phase if job.pod_group else None
+        assert actual == phase, f"{case.name}: job {job_id} phase {actual} != {phase}"
     for job_id, counts in case.expect_task_status_nums.items():
         job = ssn.jobs[job_id]
         for task_status, number in counts.items():
