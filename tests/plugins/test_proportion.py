@@ -531,5 +531,7 @@ def test_queue_metrics() -> None:
     assert sample("volcano_queue_overused", {"queue_name": "q1"}) == 1
     statement = ssn.statement()
     statement.allocate(ssn.jobs["ns/wait"].tasks["ns-wait-0"], ssn.nodes["n1"])
+    # Allocation gauges are set once per session, at close.
+    ssn.plugins["proportion"].on_session_close(ssn)
     assert sample("volcano_queue_allocated_milli_cpu", {"queue_name": "q2"}) == 1000
     assert sample("volcano_queue_share", {"queue_name": "q2"}) == 0.5

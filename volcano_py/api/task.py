@@ -5,6 +5,7 @@ Built once per pod event from the raw pod dict; the session works on cheap clone
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -245,6 +246,7 @@ class TaskInfo:
         )
 
 
+@functools.lru_cache(maxsize=65536)
 def pod_index_of_name(name: str) -> int | None:
     """The numeric index at the end of a pod name made by a controller (``job-worker-3``)."""
     parts = name.split("-")

@@ -91,7 +91,9 @@ class PredicateHelper:
             return np.zeros(0, dtype=np.intp), fit_errors
         wanted = feasible_nodes_to_find(total, options)
         start = ssn.state.next_start_index
-        order = np.roll(rows, -(start % total))
+        shift = start % total
+        # The same rotation as np.roll, without its overhead (it runs once per task).
+        order = np.concatenate((rows[shift:], rows[:shift])) if shift else rows
 
         if check_resources:
             # Fit over every node on just the checked columns, then rotate the answers:

@@ -295,6 +295,8 @@ class CapacityPlugin:
     def on_session_close(self, ssn: Session) -> None:
         for attr in self.queue_attributes.values():
             metrics.QUEUE_OVERUSED.labels(queue_name=attr.name).set(1.0 if attr.share > 1 else 0.0)
+            metrics.update_queue_resource("allocated", attr.name, attr.allocated)
+            metrics.QUEUE_SHARE.labels(queue_name=attr.name).set(attr.share)
         # queue_attributes stays for deserved_by_queue(); the instance dies with its session.
 
     # ------------------------------------------------------------------ flat attributes
@@ -932,9 +934,8 @@ class CapacityPlugin:
                     level.allocated.add(task.resreq)
                 else:
                     level.allocated.sub_without_assert(task.resreq)
+            # Gauges are set once at session close, not per placement.
             attr.update_share()
-            metrics.update_queue_resource("allocated", attr.name, attr.allocated)
-            metrics.QUEUE_SHARE.labels(queue_name=attr.name).set(attr.share)
 
         return handle
 

@@ -170,6 +170,10 @@ class DrfPlugin:
         )
 
     def on_session_close(self, ssn: Session) -> None:
+        for uid, attr in self.job_attrs.items():
+            job = ssn.jobs.get(uid)
+            if job is not None:
+                _record_share(job, attr)
         self.total_resource = Resource()
         self.total_allocated = Resource()
         self.job_attrs = {}
@@ -286,8 +290,7 @@ class DrfPlugin:
                 attr.allocated.add(task.resreq)
             else:
                 attr.allocated.sub_without_assert(task.resreq)
-            self.update_share(attr)
-            _record_share(job, attr)
+            self.update_share(attr)  # the job_share gauge is set at session close
             if self.hierarchy_enabled:
                 queue = ssn.queues.get(job.queue)
                 if queue is not None:

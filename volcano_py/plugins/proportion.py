@@ -232,7 +232,9 @@ class ProportionPlugin:
     def on_session_close(self, ssn: Session) -> None:
         # queue_attributes stays: the simulator prints deserved after the session closed, and
         # the plugin instance is dropped with its session anyway.
-        return None
+        for attr in self.queue_attributes.values():
+            metrics.update_queue_resource("allocated", attr.name, attr.allocated)
+            metrics.QUEUE_SHARE.labels(queue_name=attr.name).set(attr.share)
 
     def _record_metrics(self, ssn: Session) -> None:
         for name in ssn.queues:
@@ -422,9 +424,9 @@ class ProportionPlugin:
                 attr.allocated.add(task.resreq)
             else:
                 attr.allocated.sub_without_assert(task.resreq)
+            # Gauges are set once at session close, not per placement (they were a
+            # measurable share of each allocation's cost).
             attr.update_share()
-            metrics.update_queue_resource("allocated", attr.name, attr.allocated)
-            metrics.QUEUE_SHARE.labels(queue_name=attr.name).set(attr.share)
 
         return handle
 
