@@ -195,3 +195,27 @@ def test_losing_the_lease_exits_non_zero(
         time.sleep(0.1)
     assert replica.returncode == 1, replica.log()
     assert "leader election lost" in replica.log(None)
+
+
+def test_api_server_restart_watches_reconnect(
+    start_scheduler: StartScheduler,
+    control_plane: ControlPlane,
+    namespace: str,
+    make_nodes: MakeNodes,
+    scheduler_name: str,
+) -> None:
+    """The API server goes away under the scheduler and comes back: every watch reconnects
+    (resuming, or relisting on 410) and scheduling carries on in the same process."""
+    make_nodes("cpu", 2)
+    scheduler = start_scheduler()
+    scheduler.wait_ready()
+    watches_before = scheduler.requests("pods", "WATCH", "200")
+    control_plane.restart("kube-apiserver")
+    names = create_gang(control_plane, namespace, "after-restart", 4, scheduler_name)
+    wait_until("the gang bound after the restart",
+               lambda: len(bound(list_pods(control_plane, namespace), names)) == 4,
+               timeout=45, diagnose=scheduler.log)  # fmt: skip
+    assert scheduler.alive
+    assert scheduler.requests("pods", "WATCH", "200") > watches_before
+    assert scheduler.get("/readyz")[0] == 200
+    assert scheduler.terminate() == 0

@@ -227,12 +227,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     from volcano_py.operator.scheduler import LiveScheduler
+    from volcano_py.runtime.apiclient import ClusterAccess
 
     try:
-        scheduler = LiveScheduler(options)
+        access = ClusterAccess.load(options.kubeconfig)
     except Exception as error:  # kubeconfig problems come in many exception types
         print(f"error: cannot load cluster credentials: {error}", file=sys.stderr)
         return 2
+    scheduler = LiveScheduler(options, access=access)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         scheduler.request_stop()
