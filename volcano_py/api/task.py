@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,6 +147,9 @@ class TaskInfo:
     job_allocated_hyper_node: str = ""
     # Annotations the scheduler adds on the Binding (device decisions and the like).
     pod_annotations: dict[str, str] = field(default_factory=dict)
+    # Facts plugins derive from the (immutable) pod, computed once per pod rather than once
+    # per session: every copy of the task shares this memo. See ``derived_fact``.
+    derived: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> TaskInfo:
@@ -236,6 +239,7 @@ class TaskInfo:
             self.eviction_occurred,
             self.job_allocated_hyper_node,
             dict(self.pod_annotations),
+            self.derived,
         )
         return copy
 
@@ -244,6 +248,17 @@ class TaskInfo:
             f"Task ({self.uid}:{self.namespace}/{self.name}): job {self.job}, status {self.status},"
             f" pri {self.priority}, resreq {self.resreq}"
         )
+
+
+def derived_fact(task: TaskInfo, name: str, compute: Callable[[TaskInfo], Any]) -> Any:
+    """``compute(task)`` memoised on the task for facts that depend only on its pod."""
+    found = task.derived.get(name, _MISSING)
+    if found is _MISSING:
+        found = task.derived[name] = compute(task)
+    return found
+
+
+_MISSING: Any = object()
 
 
 @functools.lru_cache(maxsize=65536)

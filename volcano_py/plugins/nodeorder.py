@@ -38,7 +38,7 @@ import numpy as np
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.quantity import quantity_milli_value, quantity_value
 from volcano_py.api.resource import CPU, GPU, MEMORY
-from volcano_py.api.task import TaskInfo
+from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.session import Session
 from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
@@ -161,21 +161,14 @@ def non_zero_request(pod: Mapping[str, Any], cpu: float, memory: float) -> tuple
     return float(total_cpu), float(total_memory)
 
 
-# Pod dict id -> (pod, answer). Pods are immutable once converted, and a pod's answer is
-# asked for at every scoring and every placement; parsing its containers each time showed in
-# profiles. Holding the pod keeps the id from being reused.
-_NON_ZERO: dict[int, tuple[Mapping[str, Any], tuple[float, float]]] = {}
-_NON_ZERO_LIMIT: Final = 200_000
+def _non_zero(task: TaskInfo) -> tuple[float, float]:
+    return non_zero_request(task.pod, task.resreq.milli_cpu, task.resreq.memory)
 
 
 def task_non_zero(task: TaskInfo) -> tuple[float, float]:
-    cached = _NON_ZERO.get(id(task.pod))
-    if cached is not None and cached[0] is task.pod:
-        return cached[1]
-    answer = non_zero_request(task.pod, task.resreq.milli_cpu, task.resreq.memory)
-    if len(_NON_ZERO) >= _NON_ZERO_LIMIT:
-        _NON_ZERO.clear()
-    _NON_ZERO[id(task.pod)] = (task.pod, answer)
+    """Asked at every scoring and placement, and for every pod already on a node: parsed once
+    per pod (kept with the task across sessions), not once per question."""
+    answer: tuple[float, float] = derived_fact(task, "nodeorder.non_zero", _non_zero)
     return answer
 
 

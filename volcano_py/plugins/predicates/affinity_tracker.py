@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, TypeVar
 
-from volcano_py.api.task import TaskInfo
+from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.plugins.predicates.node_index import NodeIndex
 from volcano_py.plugins.predicates.pod_affinity import (
     FilterState,
@@ -28,6 +28,10 @@ MAX_STATES: Final = 256
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+
+def _has_affinity(task: TaskInfo) -> bool:
+    return has_pod_affinity(task.pod)
 
 
 class AffinityTracker:
@@ -61,7 +65,8 @@ class AffinityTracker:
         if self._with_affinity is None:
             rows: dict[int, dict[str, PodAffinityInfo]] = {}
             for row, task in self.pods.all_pods():
-                if has_pod_affinity(task.pod):
+                # Memoised per pod: this scan covers every pod on every node each session.
+                if derived_fact(task, "predicates.has_pod_affinity", _has_affinity):
                     rows.setdefault(row, {})[task.key] = self.info(task)
             self._with_affinity = rows
         return self._with_affinity
