@@ -197,8 +197,12 @@ def test_reclaim_evicts_and_the_reclaimer_binds(
     assert len(survivors) == 2, sorted(pods)
     assert scheduler.requests("pods", "DELETE", "200") == 2
     assert scheduler.metric("volcano_eviction_transactions_total", action="reclaim") >= 1
-    events = control_plane.request("GET", f"/api/v1/namespaces/{namespace}/events")["items"]
-    assert any(e["reason"] == "Evict" and e["type"] == "Warning" for e in events)
+
+    def evict_event() -> bool:
+        events = control_plane.request("GET", f"/api/v1/namespaces/{namespace}/events")
+        return any(e["reason"] == "Evict" and e["type"] == "Warning" for e in events["items"])
+
+    wait_until("a Warning Evict event (written after the binds)", evict_event, timeout=15)
     assert scheduler.forbidden() == []
 
 

@@ -303,3 +303,21 @@ def test_event_modes(mode: str, written: list[str]) -> None:
 def test_unknown_event_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="--events"):
         BatchedEventRecorder(FakeApi(), mode="some")  # type: ignore[arg-type]
+
+
+def test_events_beyond_a_flush_wait_for_the_next() -> None:
+    api = FakeApi()
+    api.answer("POST", "/api/v1/namespaces/ns/events", lambda body: body)
+
+    async def main() -> list[int]:
+        recorder = BatchedEventRecorder(api, max_per_flush=2, max_pending=3)  # type: ignore[arg-type]
+        for name in ("a", "b", "c", "d"):  # d: over the pending cap
+            recorder.record("Pod", "ns", name, "Normal", "Scheduled", "assigned")
+        written = []
+        for _ in range(3):
+            await recorder.flush()
+            written.append(recorder.written)
+        assert recorder.dropped == 1
+        return written
+
+    assert asyncio.run(main()) == [2, 3, 3]

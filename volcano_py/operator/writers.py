@@ -12,7 +12,9 @@ loop: evictions, status (PodGroup, Queue, pod PodScheduled condition) and Events
   ``queues/{name}/status``; a pod's condition a strategic merge patch of ``pods/{name}/status``.
   Each is skipped when the object already says so.
 * Events are aggregated per (object, type, reason) with the newest message and a count, and
-  flushed once a second: a new Event is created, a known one has its count patched. With
+  flushed once a second, at most 500 a flush (the rest wait), after the binds in flight (at
+  most 10 s later): a new Event is created, a known one has its count patched. Events are best
+  effort: never retried, and beyond 20,000 waiting new ones are dropped. With
   ``--events=warnings`` only Warning events are written, with ``--events=none`` none.
 """
 
@@ -467,6 +469,7 @@ class BatchedEventRecorder:
         instance: str = "",
         flush_period: float = 1.0,
         max_per_flush: int = 500,
+        max_pending: int = 20000,
         concurrency: int = 8,
         remember: int = 4096,
         aggregate_for: float = 600.0,
@@ -482,6 +485,7 @@ class BatchedEventRecorder:
         self.instance = instance
         self.flush_period = flush_period
         self.max_per_flush = max_per_flush
+        self.max_pending = max_pending
         self.remember = remember
         self.aggregate_for = aggregate_for
         self.max_delay = max_delay
@@ -508,6 +512,10 @@ class BatchedEventRecorder:
             if not self._pending:
                 self._oldest = time.monotonic()
             if pending is None:
+                if len(self._pending) >= self.max_pending:
+                    # A backlog this long is not read by anybody: keep memory bounded.
+                    self.dropped += 1
+                    return
                 self._pending[key] = _PendingEvent(message, 1, now, now)
             else:
                 pending.count += 1
@@ -528,20 +536,16 @@ class BatchedEventRecorder:
             await self.flush()
 
     async def flush(self) -> None:
+        """Write up to ``max_per_flush`` events; the rest wait for the next flush."""
         with self._lock:
-            batch, self._pending = self._pending, {}
+            items = list(self._pending.items())
+            batch, carried = items[: self.max_per_flush], items[self.max_per_flush :]
+            self._pending = dict(carried)
+            if carried:
+                self._oldest = time.monotonic()
         if not self.may_write():
             return
-        items = list(batch.items())
-        if len(items) > self.max_per_flush:
-            self.dropped += len(items) - self.max_per_flush
-            log.info(
-                "%d events not written (more than %d a flush)",
-                len(items) - self.max_per_flush,
-                self.max_per_flush,
-            )
-            items = items[: self.max_per_flush]
-        await asyncio.gather(*(self._write_bounded(key, event) for key, event in items))
+        await asyncio.gather(*(self._write_bounded(key, event) for key, event in batch))
 
     async def _write_bounded(self, key: EventKey, event: _PendingEvent) -> None:
         async with self._semaphore:
