@@ -213,6 +213,11 @@ class Informer:
                 delay = backoff.next()
                 self._log_failure(error, "list" if must_list else "watch", delay)
                 await asyncio.sleep(delay)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                # A malformed answer: start over from a LIST rather than stop watching.
+                log.exception("%s: unexpected answer from the API server; listing again", self.kind)
+                must_list = True
+                await asyncio.sleep(backoff.next())
 
     def _log_failure(self, error: ApiError, what: str, delay: float) -> None:
         """Once per distinct problem a minute: a missing RBAC rule would flood the log."""

@@ -191,6 +191,13 @@ class LiveScheduler:
         log.critical("leader election lost: stopping (exit 1)")
         self.on_lost_lease()
 
+    def _election_ended(self, task: asyncio.Task[None]) -> None:
+        """The elector may only end by losing (it called ``_lost``) or by being cancelled at
+        shutdown; if it crashed, leadership is unknown: stop as if lost."""
+        if not task.cancelled() and task.exception() is not None:
+            log.error("leader election failed: %s", task.exception())
+            self._lost()
+
     async def _io_main(self) -> None:
         options = self.options
         loop = asyncio.get_running_loop()
@@ -261,7 +268,9 @@ class LiveScheduler:
             tasks += self.recorder.start()
             if options.leader_elect:
                 self.elector = LeaseElector(api, options.lease, on_stopped_leading=self._lost)
-                tasks.append(asyncio.create_task(self.elector.run(), name="leader election"))
+                election = asyncio.create_task(self.elector.run(), name="leader election")
+                election.add_done_callback(self._election_ended)
+                tasks.append(election)
             self.io_ready.set()
             await self._io_stop.wait()
             await self._shutdown(api)

@@ -158,6 +158,9 @@ class LiveEvictor:
                     continue  # gone already, or the name is another pod's now
                 self.failed += 1
                 log.warning("evict %s/%s failed: %s", eviction.namespace, eviction.name, error)
+            except Exception:
+                self.failed += 1
+                log.exception("evict %s/%s failed", eviction.namespace, eviction.name)
 
     async def _evict(self, eviction: _Eviction) -> None:
         base = f"/api/v1/namespaces/{eviction.namespace}/pods/{eviction.name}"
@@ -533,7 +536,10 @@ class BatchedEventRecorder:
             # Binds first: events are what a person reads later, binds what a pod waits for.
             if self.defer() and time.monotonic() - self._oldest < self.max_delay:
                 continue
-            await self.flush()
+            try:
+                await self.flush()
+            except Exception:  # events are best effort; the recorder must not stop
+                log.exception("writing events failed")
 
     async def flush(self) -> None:
         """Write up to ``max_per_flush`` events; the rest wait for the next flush."""
