@@ -91,34 +91,18 @@ class Statement:
 
     def pipeline(self, task: TaskInfo, node_name: str, eviction_occurred: bool) -> None:
         """Reserve ``node_name``'s future idle for ``task`` (it waits for evictions)."""
-        node = self._require(task, node_name, "pipeline")
-        self._set_status(task, TaskStatus.PIPELINED)
-        task.node_name = node_name
         task.eviction_occurred = eviction_occurred
-        try:
-            node.add_task(task)
-        except NodeFitError as error:
-            self._set_status(task, TaskStatus.PENDING)
-            task.node_name = ""
-            raise StatementError(
-                f"task {task.key} pipeline to node {node_name}: {error}"
-            ) from error
-        errors = self._fire(task, allocate=True)
-        if errors:
-            self.unpipeline(task)
-            raise StatementError(
-                f"task {task.key} pipeline to node {node_name} rolled back: {'; '.join(errors)}"
-            )
-        self.operations.append(Operation(Op.PIPELINE, task))
+        self._place(task, node_name, TaskStatus.PIPELINED, Op.PIPELINE)
+
+    def allocate(self, task: TaskInfo, node: NodeInfo) -> None:
+        """Place ``task`` on ``node`` in the session (its idle shrinks now)."""
+        self._place(task, node.name, TaskStatus.ALLOCATED, Op.ALLOCATE)
 
     def unpipeline(self, task: TaskInfo) -> None:
-        self._set_status(task, TaskStatus.PENDING)
-        node = self.ssn.nodes.get(task.node_name)
-        if node is not None and task.key in node.tasks:
-            node.remove_task(task)
-        self._fire(task, allocate=False)
-        task.node_name = ""
-        task.job_allocated_hyper_node = ""
+        self._unplace(task)
+
+    def _unallocate(self, task: TaskInfo) -> None:
+        self._unplace(task)
 
     def _require(self, task: TaskInfo, node_name: str, what: str) -> NodeInfo:
         """The session's own node and the task's job, or a StatementError before any change."""
@@ -129,11 +113,12 @@ class Statement:
             raise StatementError(f"task {task.key} {what}: node {node_name} is not in the session")
         return node
 
-    def allocate(self, task: TaskInfo, node: NodeInfo) -> None:
-        """Place ``task`` on ``node`` in the session (its idle shrinks now)."""
-        node = self._require(task, node.name, "allocate")
-        self._set_status(task, TaskStatus.ALLOCATED)
-        task.node_name = node.name
+    def _place(self, task: TaskInfo, node_name: str, status: TaskStatus, op: Op) -> None:
+        """Put ``task`` on the node with ``status`` and tell the plugins; roll back and raise
+        StatementError if the node refuses it or a plugin vetoes."""
+        node = self._require(task, node_name, op.value)
+        self._set_status(task, status)
+        task.node_name = node_name
         try:
             node.add_task(task)
         except NodeFitError as error:
@@ -141,17 +126,18 @@ class Statement:
             self._set_status(task, TaskStatus.PENDING)
             task.node_name = ""
             raise StatementError(
-                f"task {task.key} allocate to node {node.name}: {error}"
+                f"task {task.key} {op.value} to node {node_name}: {error}"
             ) from error
         errors = self._fire(task, allocate=True)
         if errors:
-            self._unallocate(task)
+            self._unplace(task)
             raise StatementError(
-                f"task {task.key} allocate to node {node.name} rolled back: {'; '.join(errors)}"
+                f"task {task.key} {op.value} to node {node_name} rolled back: {'; '.join(errors)}"
             )
-        self.operations.append(Operation(Op.ALLOCATE, task))
+        self.operations.append(Operation(op, task))
 
-    def _unallocate(self, task: TaskInfo) -> None:
+    def _unplace(self, task: TaskInfo) -> None:
+        """Undo an allocation or a pipelining: Pending again, off the node, plugins told."""
         self._set_status(task, TaskStatus.PENDING)
         node = self.ssn.nodes.get(task.node_name)
         if node is not None and task.key in node.tasks:
