@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from volcano_py.api.job import JobInfo
+from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
 from volcano_py.api.resource import CPU, MEMORY, PODS, Resource, is_scalar_resource_name
-from volcano_py.api.types import ALLOCATED_STATUSES
+from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus
 from volcano_py.framework.conf import PluginOption
 
 if TYPE_CHECKING:
@@ -100,6 +101,49 @@ def inqueue_resource(job: JobInfo, allocated: Resource) -> Resource:
             if reserved > 0:
                 inqueue.scalar_resources[name] = reserved
     return inqueue
+
+
+@dataclass(slots=True)
+class JobUsage:
+    """One job's contribution to its queue's accounting (proportion and capacity)."""
+
+    allocated: Resource
+    request: Resource
+    inqueue: Resource
+    elastic: Resource
+
+
+def reserves_quota(job: JobInfo) -> bool:
+    """Does an admitted job still hold room in its queue for the rest of its minResources?
+
+    An Inqueue job does (tasks already Allocated/Binding are deducted: they are counted in
+    ``allocated`` while the PodGroup is still Inqueue). A Running one too, once its gang is
+    placed: a Spark job whose driver finished keeps its PodGroup Running, and without the
+    minMember check its allocation would be reserved again."""
+    pod_group = job.pod_group
+    if pod_group is None or pod_group.min_resources is None:
+        return False
+    if pod_group.phase == PG_INQUEUE:
+        return True
+    return pod_group.phase == PG_RUNNING and allocated_task_count(job) >= pod_group.min_member
+
+
+def job_usage(job: JobInfo) -> JobUsage:
+    """What the job holds (allocated), holds plus asks for (request), still reserves of its
+    minResources (inqueue, less what gated tasks would take) and holds beyond them (elastic)."""
+    allocated, request = Resource(), Resource()
+    for status, tasks in job.task_status_index.items():
+        if status in ALLOCATED_STATUSES:
+            for task in tasks.values():
+                allocated.add(task.resreq)
+                request.add(task.resreq)
+        elif status is TaskStatus.PENDING:
+            for task in tasks.values():
+                request.add(task.resreq)
+    inqueue = Resource()
+    if reserves_quota(job):
+        inqueue.add(job.deduct_sch_gated_resources(inqueue_resource(job, job.allocated)))
+    return JobUsage(allocated, request, inqueue, job.elastic_resources())
 
 
 def format_resource_names(prefix: str, verb: str, names: Iterable[str]) -> str:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from volcano_py import metrics
-from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
+from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
     MAX_FLOAT,
@@ -54,16 +54,16 @@ from volcano_py.api.resource import (
     intersection_with_ignored_scalar_resources,
 )
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import ALLOCATED_STATUSES, ROOT_QUEUE, TaskStatus, Vote
+from volcano_py.api.types import ROOT_QUEUE, Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import EvictableFn, VoteFn
 from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session, victims_queue
 from volcano_py.plugins._plugin_helpers import (
-    allocated_task_count,
+    JobUsage,
     format_resource_names,
-    inqueue_resource,
+    job_usage,
     max_resource,
     plugin_option,
     share,
@@ -121,44 +121,7 @@ class QueueAttributes:
         self.share = highest
 
 
-@dataclass(slots=True)
-class _JobUsage:
-    """One job's contribution to its queue (and, with hierarchy, to every ancestor)."""
-
-    allocated: Resource
-    request: Resource
-    inqueue: Resource
-    elastic: Resource
-
-
-def _job_usage(job: JobInfo) -> _JobUsage:
-    allocated, request = Resource(), Resource()
-    for status, tasks in job.task_status_index.items():
-        if status in ALLOCATED_STATUSES:
-            for task in tasks.values():
-                allocated.add(task.resreq)
-                request.add(task.resreq)
-        elif status is TaskStatus.PENDING:
-            for task in tasks.values():
-                request.add(task.resreq)
-    inqueue = Resource()
-    pod_group = job.pod_group
-    if pod_group is not None and pod_group.min_resources is not None:
-        # An Inqueue job keeps room for the part of minResources it does not hold yet (tasks
-        # already Allocated/Binding are in ``allocated`` while the PodGroup is still Inqueue).
-        # A Running one too once its gang is placed: a Spark job whose driver finished keeps
-        # its PodGroup Running, and without the minMember test its allocation would be
-        # reserved a second time.
-        reserves = pod_group.phase == PG_INQUEUE or (
-            pod_group.phase == PG_RUNNING and allocated_task_count(job) >= pod_group.min_member
-        )
-        if reserves:
-            reserved = inqueue_resource(job, job.allocated)
-            inqueue.add(job.deduct_sch_gated_resources(reserved))
-    return _JobUsage(allocated, request, inqueue, job.elastic_resources())
-
-
-def _add_usage(attr: QueueAttributes, usage: _JobUsage) -> None:
+def _add_usage(attr: QueueAttributes, usage: JobUsage) -> None:
     attr.allocated.add(usage.allocated)
     attr.request.add(usage.request)
     attr.inqueue.add(usage.inqueue)
@@ -341,7 +304,7 @@ class CapacityPlugin:
                     )
                     continue
                 attr = self.queue_attributes[job.queue] = self._new_flat_attributes(queue)
-            _add_usage(attr, _job_usage(job))
+            _add_usage(attr, job_usage(job))
         for attr in self.queue_attributes.values():
             # A queue cannot deserve more than it may ever hold, nor less than it is promised.
             attr.deserved.min_dimension_resource(attr.real_capability, DimensionDefault.INFINITY)
@@ -417,7 +380,7 @@ class CapacityPlugin:
                     job.uid,
                 )
                 return False
-            usage = _job_usage(job)
+            usage = job_usage(job)
             _add_usage(attr, usage)
             for ancestor in attr.ancestors:
                 _add_usage(attrs[ancestor], usage)

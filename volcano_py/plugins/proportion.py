@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from volcano_py import metrics
-from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
+from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
     MAX_FLOAT,
@@ -34,15 +34,14 @@ from volcano_py.api.resource import (
     exceeded_part,
 )
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus, Vote
+from volcano_py.api.types import Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import VoteFn
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import (
-    allocated_task_count,
     format_resource_names,
-    inqueue_resource,
+    job_usage,
     max_resource,
     same_amounts,
     share,
@@ -143,21 +142,6 @@ def compute_deserved(total: Resource, queues: Iterable[QueueAttributes]) -> None
         remaining = exceeded_part(remaining.clone().add(decreased), increased)
         if remaining.is_empty() or same_amounts(remaining, before):
             break
-
-
-def _reserves_quota(job: JobInfo) -> bool:
-    """Does an admitted job still hold room in its queue for the rest of its minResources?
-
-    An Inqueue job does (tasks already Allocated/Binding are deducted: they are counted in
-    ``allocated`` while the PodGroup is still Inqueue). A Running one too, once its gang is
-    placed: a Spark job whose driver finished keeps its PodGroup Running, and without the
-    minMember check its allocation would be reserved again."""
-    pod_group = job.pod_group
-    if pod_group is None or pod_group.min_resources is None:
-        return False
-    if pod_group.phase == PG_INQUEUE:
-        return True
-    return pod_group.phase == PG_RUNNING and allocated_task_count(job) >= pod_group.min_member
 
 
 class ProportionPlugin:
@@ -272,19 +256,11 @@ class ProportionPlugin:
 
     @staticmethod
     def _account_job(attr: QueueAttributes, job: JobInfo) -> None:
-        for status, tasks in job.task_status_index.items():
-            if status in ALLOCATED_STATUSES:
-                for task in tasks.values():
-                    attr.allocated.add(task.resreq)
-                    attr.request.add(task.resreq)
-            elif status is TaskStatus.PENDING:
-                for task in tasks.values():
-                    attr.request.add(task.resreq)
-
-        if _reserves_quota(job):
-            reserved = inqueue_resource(job, job.allocated)
-            attr.inqueue.add(job.deduct_sch_gated_resources(reserved))
-        attr.elastic.add(job.elastic_resources())
+        usage = job_usage(job)
+        attr.allocated.add(usage.allocated)
+        attr.request.add(usage.request)
+        attr.inqueue.add(usage.inqueue)
+        attr.elastic.add(usage.elastic)
 
     # ------------------------------------------------------------------ hooks
 
