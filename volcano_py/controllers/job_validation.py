@@ -30,6 +30,7 @@ from volcano_py.controllers.raw import (
 )
 from volcano_py.controllers.timefmt import DurationError, parse_go_duration
 from volcano_py.controllers.vocabulary import USER_ACTIONS, USER_EVENTS, Event, QueueState
+from volcano_py.models.job_rules import find_cycle
 
 _QUALIFIED_NAME: Final = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS_SUBDOMAIN: Final = re.compile(
@@ -260,7 +261,7 @@ def _dependencies(tasks: list[Raw]) -> list[str]:
         edges[names[index]] = [t for t in targets if t in known]
     if not edges:
         return problems
-    cycle = _cycle(edges)
+    cycle = find_cycle(edges)
     if cycle:
         index = names.index(cycle[0])
         problems.append(
@@ -268,31 +269,6 @@ def _dependencies(tasks: list[Raw]) -> list[str]:
             f"form a directed acyclic graph(DAG): {' -> '.join([*cycle, cycle[0]])}"
         )
     return problems
-
-
-def _cycle(edges: dict[str, list[str]]) -> list[str]:
-    visiting: list[str] = []
-    done: set[str] = set()
-
-    def visit(node: str) -> list[str]:
-        if node in done:
-            return []
-        if node in visiting:
-            return visiting[visiting.index(node) :]
-        visiting.append(node)
-        for target in edges.get(node, ()):
-            found = visit(target)
-            if found:
-                return found
-        visiting.pop()
-        done.add(node)
-        return []
-
-    for start in edges:
-        found = visit(start)
-        if found:
-            return found
-    return []
 
 
 def _mpi_master(job_spec: Raw, task_names: list[str]) -> list[str]:

@@ -184,7 +184,7 @@ def _check_dependencies(spec: JobSpec, names: list[str]) -> None:
                     f"depends on {dependency!r}, which is not a task of this job",
                 )
         edges[names[index]] = list(task.depends_on.name)
-    cycle = _find_cycle(edges)
+    cycle = find_cycle(edges)
     if cycle:
         index = names.index(cycle[0])
         raise SpecError(
@@ -194,7 +194,7 @@ def _check_dependencies(spec: JobSpec, names: list[str]) -> None:
         )
 
 
-def _find_cycle(edges: dict[str, list[str]]) -> list[str]:
+def find_cycle(edges: dict[str, list[str]]) -> list[str]:
     """A cycle of the dependency graph as a list of task names, or [] when there is none."""
     visiting: list[str] = []
     done: set[str] = set()
