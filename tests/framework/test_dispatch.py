@@ -65,6 +65,9 @@ EXPECTED_TABLE: dict[str, tuple[str | None, Combine]] = {
     "target_job": ("enableTargetJob", Combine.FIRST_ANSWER),
     "reserved_nodes": ("enableReservedNodes", Combine.CALL_ALL),
     "victim_tasks": ("enabledVictim", Combine.UNION_FIRST_TIER),
+    "hyper_node_order": ("enabledHyperNodeOrder", Combine.SUM),
+    "hyper_node_gradient_for_job": ("enabledHyperNodeGradient", Combine.FIRST_ANSWER),
+    "hyper_node_gradient_for_sub_job": ("enabledHyperNodeGradient", Combine.FIRST_ANSWER),
 }
 
 

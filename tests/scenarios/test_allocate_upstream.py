@@ -1,8 +1,8 @@
 """Upstream ``pkg/scheduler/actions/allocate/allocate_test.go`` transcribed.
 
-``TestAllocate`` and ``TestFareShareAllocate`` are transcribed case by case. The other tables of
-that file exercise features volcano-py deliberately does not implement (see
-``test_allocate_upstream_not_ported``).
+``TestAllocate`` and ``TestFareShareAllocate`` are transcribed case by case; the network-topology
+tables are in ``test_allocate_topology_upstream.py``. The other tables of that file exercise
+features volcano-py deliberately does not implement (see ``test_allocate_upstream_not_ported``).
 """
 
 from __future__ import annotations
@@ -312,10 +312,9 @@ def test_fare_share_allocate(case: Case) -> None:
     check_every_seed(case, ["allocate"])
 
 
+# TestAllocateWithNetWorkTopologies, TestNodeLevelScoreWithNetWorkTopologies and
+# TestHyperNodeBinpackWithNetWorkTopologies are transcribed in test_allocate_topology_upstream.py.
 NOT_PORTED = {
-    "TestAllocateWithNetWorkTopologies": "HyperNode/network-topology allocation",
-    "TestNodeLevelScoreWithNetWorkTopologies": "HyperNode/network-topology allocation",
-    "TestHyperNodeBinpackWithNetWorkTopologies": "HyperNode/network-topology allocation",
     "TestAllocateWithPartitionPolicyNetworkTopology": "sub-group policies with network topology",
     "TestAllocateWithPVC": "PVC/volume binding",
     "TestAllocateWithDRA": "DRA (dynamic resource allocation)",

@@ -6,8 +6,10 @@ nodes, scoring picks the best, and the task is allocated there (or pipelined ont
 future idle). When the gang is ready the statement is committed (binds go out); when it is
 only pipelined it is kept in the session without binding; otherwise it is discarded.
 
-Not yet here: HyperNode (network-topology) placement and sub-group policies; jobs that ask
-for them are scheduled as if they did not.
+Jobs with a hard network topology (after session open, every job with a ``networkTopology``
+and a tier) are placed by a search over HyperNodes, in ``allocate_topology``; while the
+HyperNodes are broken (a cycle, a HyperNode with two parents) such jobs wait. Not yet here:
+sub-group policies; jobs that ask for them are scheduled as if they did not.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 
 import numpy as np
 
+from volcano_py.actions.allocate_topology import TopologyAllocator
 from volcano_py.api.job import PG_INQUEUE, JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import IntArray
@@ -39,6 +42,7 @@ class Allocate:
         self.error_cache = arguments.get_bool("predicateErrorCacheEnable", True)
         self.ssn = ssn
         self.all_rows = np.arange(len(ssn.node_list), dtype=np.intp)
+        topology = TopologyAllocator(ssn, self.error_cache)
 
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
@@ -55,6 +59,8 @@ class Allocate:
                 continue
             queue = ssn.queues.get(job.queue)
             if queue is None:
+                continue
+            if job.network_topology is not None and not ssn.hyper_nodes_ready:
                 continue
             tasks = self._pending_tasks(job)
             if tasks.empty():
@@ -74,6 +80,11 @@ class Allocate:
                 continue
             job = jobs.pop()
             tasks = tasks_by_job[job.uid]
+            if topology.handles(job):
+                if topology.allocate(job, queue, tasks):
+                    jobs.push(job)
+                queues.push(queue)
+                continue
             statement = self._allocate_tasks(job, queue, tasks)
             # A pipelined-only statement stays in the session uncommitted: a soft reservation.
             if statement is not None and ssn.job_ready(job):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from volcano_py.api.hypernode import HyperNodeSpecError, HyperNodeStore, HyperNodeTree
 from volcano_py.api.job import JobInfo, PodGroupInfo
 from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
@@ -95,6 +96,8 @@ class SchedulerCache:
     # The PriorityClass with ``globalDefault: true`` (there is at most one).
     global_default_class: str = ""
     hyper_nodes: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Parsed HyperNodes and node labels; derives (and caches) the tree a snapshot carries.
+    hyper_node_store: HyperNodeStore = field(default_factory=HyperNodeStore)
     pod_disruption_budgets: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # Every tracked pod's task, by pod key (namespace/name), with or without a job.
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
@@ -175,6 +178,7 @@ class SchedulerCache:
             node = self.nodes.get(name)
             if node is None:
                 return
+            self.hyper_node_store.delete_node(name)
             if node.tasks:
                 node.node = None
                 node.phase_reason = "NodeDeleted"
@@ -184,6 +188,8 @@ class SchedulerCache:
             return
         node = self.nodes.get(name) or self._placeholder_node(name)
         node.set_node(obj)
+        # Labels feed regexMatch/labelMatch members; a status-only update costs a dict compare.
+        self.hyper_node_store.set_node(name, (obj.get("metadata") or {}).get("labels"))
 
     def _drop_node(self, name: str) -> None:
         node = self.nodes.pop(name)
@@ -231,8 +237,16 @@ class SchedulerCache:
         name = str((obj.get("metadata") or {}).get("name", ""))
         if event_type == DELETED:
             self.hyper_nodes.pop(name, None)
-        else:
-            self.hyper_nodes[name] = obj
+            self.hyper_node_store.delete_hyper_node(name)
+            return
+        self.hyper_nodes[name] = obj
+        try:
+            self.hyper_node_store.set_hyper_node(obj)
+        except HyperNodeSpecError as error:
+            # The API server's CRD validation keeps such objects out of a live cluster; if one
+            # gets here anyway, scheduling goes on without it rather than on its stale version.
+            log.error("%s; the HyperNode is left out of the network topology", error)
+            self.hyper_node_store.delete_hyper_node(name)
 
     def _on_pdb(self, event_type: str, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
@@ -272,8 +286,16 @@ class SchedulerCache:
                 queues={name: queue.clone() for name, queue in self.queues.items()},
                 priority_classes=dict(self.priority_classes),
                 hyper_nodes=list(self.hyper_nodes.values()),
+                hyper_node_tree=self._hyper_node_tree([node.name for node in ready]),
                 pod_disruption_budgets=list(self.pod_disruption_budgets.values()),
             )
+
+    def _hyper_node_tree(self, ready_nodes: list[str]) -> HyperNodeTree | None:
+        """The HyperNode tree over the ready nodes, or None without any HyperNode (the session
+        then makes the bare virtual root itself, only if something asks for it)."""
+        if not self.hyper_node_store.specs:
+            return None
+        return self.hyper_node_store.tree(ready_nodes)
 
     # ------------------------------------------------------------------ session outputs
 

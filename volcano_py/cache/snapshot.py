@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
@@ -23,3 +24,5 @@ class ClusterSnapshot:
     priority_classes: dict[str, int] = field(default_factory=dict)
     hyper_nodes: list[Mapping[str, Any]] = field(default_factory=list)
     pod_disruption_budgets: list[Mapping[str, Any]] = field(default_factory=list)
+    # The HyperNode tree over ``node_list`` (shared, never mutated); None without HyperNodes.
+    hyper_node_tree: HyperNodeTree | None = None

@@ -22,6 +22,7 @@ from volcano_py.api.types import Status, ValidateResult, Vote
 
 if TYPE_CHECKING:
     from volcano_py.framework.event import Event
+    from volcano_py.framework.topology import SearchPurpose, SubJobInfo
 
 
 class Combine(Enum):
@@ -90,6 +91,14 @@ TargetJobFn: TypeAlias = Callable[[list[JobInfo]], "JobInfo | None"]
 ReservedNodesFn: TypeAlias = Callable[[], None]
 VictimTasksFn: TypeAlias = Callable[[list[TaskInfo]], list[TaskInfo]]
 EventCallback: TypeAlias = Callable[["Event"], None]
+# Network topology: HyperNodes are named; a candidate's nodes are session rows.
+HyperNodeOrderFn: TypeAlias = Callable[["SubJobInfo", Mapping[str, IntArray]], Mapping[str, float]]
+HyperNodeGradientForJobFn: TypeAlias = Callable[
+    [JobInfo, str, "SearchPurpose"], Sequence[Sequence[str]]
+]
+HyperNodeGradientForSubJobFn: TypeAlias = Callable[
+    ["SubJobInfo", str, "SearchPurpose"], Sequence[Sequence[str]]
+]
 
 
 HOOKS: Final[dict[str, HookSpec]] = {
@@ -147,4 +156,19 @@ HOOKS: Final[dict[str, HookSpec]] = {
     "target_job": HookSpec("enableTargetJob", Combine.FIRST_ANSWER, "(jobs) -> job"),
     "reserved_nodes": HookSpec("enableReservedNodes", Combine.CALL_ALL, "() -> None"),
     "victim_tasks": HookSpec("enabledVictim", Combine.UNION_FIRST_TIER, "(tasks) -> tasks"),
+    "hyper_node_order": HookSpec(
+        "enabledHyperNodeOrder",
+        Combine.SUM,
+        "(sub-job, {hyper node: rows}) -> {hyper node: score}; summed per hyper node",
+    ),
+    "hyper_node_gradient_for_job": HookSpec(
+        "enabledHyperNodeGradient",
+        Combine.FIRST_ANSWER,
+        "(job, hyper node, purpose) -> hyper nodes per tier; default [[hyper node]]",
+    ),
+    "hyper_node_gradient_for_sub_job": HookSpec(
+        "enabledHyperNodeGradient",
+        Combine.FIRST_ANSWER,
+        "(sub-job, hyper node, purpose) -> hyper nodes per tier; default [[hyper node]]",
+    ),
 }

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray, NodeMatrix
@@ -37,6 +38,13 @@ from volcano_py.framework.event import EventHandler
 from volcano_py.framework.hooks import HOOKS, NodeMask
 from volcano_py.framework.plugin import Plugin, PluginBuilder
 from volcano_py.framework.statement import Statement
+from volcano_py.framework.topology import (
+    SearchPurpose,
+    SessionTopology,
+    SubJobInfo,
+    normalise_network_topologies,
+    recover_allocated_hyper_nodes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +119,14 @@ class Session:
         self.queues: dict[str, QueueInfo] = snapshot.queues
         self.priority_classes = snapshot.priority_classes
         self.hyper_nodes = snapshot.hyper_nodes
+        # The HyperNode tree over the session's nodes; None when the cluster has none, and the
+        # bare virtual root is then only made if something asks for ``topology``.
+        self.hyper_node_tree: HyperNodeTree | None = snapshot.hyper_node_tree
+        self._node_names = snapshot.node_list
+        self._topology: SessionTopology | None = None
+        # The default sub-job of every job with a network topology (sub-group policies are
+        # not supported, so that is the only sub-job a job has).
+        self.sub_jobs: dict[str, SubJobInfo] = {}
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
@@ -223,6 +239,15 @@ class Session:
 
     def add_victim_tasks_fn(self, plugin: str, fn: Any) -> None:
         self.register("victim_tasks", plugin, fn)
+
+    def add_hyper_node_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("hyper_node_order", plugin, fn)
+
+    def add_hyper_node_gradient_for_job_fn(self, plugin: str, fn: Any) -> None:
+        self.register("hyper_node_gradient_for_job", plugin, fn)
+
+    def add_hyper_node_gradient_for_sub_job_fn(self, plugin: str, fn: Any) -> None:
+        self.register("hyper_node_gradient_for_sub_job", plugin, fn)
 
     def add_event_handler(self, handler: EventHandler) -> None:
         self.event_handlers.append(handler)
@@ -459,6 +484,59 @@ class Session:
                 return list(union.values())
         return []
 
+    # ------------------------------------------------------------------ network topology
+
+    @property
+    def topology(self) -> SessionTopology:
+        """The session's HyperNodes (the virtual root included), built on first use."""
+        if self._topology is None:
+            tree = self.hyper_node_tree
+            self._topology = (
+                SessionTopology.bare(self._node_names)
+                if tree is None
+                else SessionTopology(tree, self._node_names)
+            )
+        return self._topology
+
+    @property
+    def hyper_nodes_ready(self) -> bool:
+        """Upstream ``HyperNodesReadyToSchedule``; jobs with a network topology wait while
+        the HyperNodes have a cycle or a HyperNode with two parents."""
+        return self.hyper_node_tree is None or self.hyper_node_tree.ready
+
+    def hyper_node_rows(self, hyper_node: str) -> IntArray:
+        """Session rows of the nodes under ``hyper_node`` (all rows for the virtual root)."""
+        return self.topology.rows(hyper_node)
+
+    def hyper_node_order(
+        self, sub_job: SubJobInfo, candidates: Mapping[str, IntArray]
+    ) -> dict[str, float]:
+        """Each candidate HyperNode's score (candidate -> its rows), summed over plugins; a
+        HyperNode no plugin scores gets 0."""
+        total = dict.fromkeys(candidates, 0.0)
+        for fn in self._flat("hyper_node_order"):
+            for name, score in fn(sub_job, candidates).items():
+                if name in total:
+                    total[name] += float(score)
+        return total
+
+    def hyper_node_gradient_for_job(
+        self, job: JobInfo, hyper_node: str, purpose: SearchPurpose
+    ) -> list[list[str]]:
+        """HyperNodes to try for ``job`` within ``hyper_node``, one list per tier, lowest
+        first. The first registered function decides; without one, ``hyper_node`` itself."""
+        for fn in self._flat("hyper_node_gradient_for_job"):
+            return [list(gradient) for gradient in fn(job, hyper_node, purpose)]
+        return [[hyper_node]]
+
+    def hyper_node_gradient_for_sub_job(
+        self, sub_job: SubJobInfo, hyper_node: str, purpose: SearchPurpose
+    ) -> list[list[str]]:
+        """As :meth:`hyper_node_gradient_for_job`, for a sub-job."""
+        for fn in self._flat("hyper_node_gradient_for_sub_job"):
+            return [list(gradient) for gradient in fn(sub_job, hyper_node, purpose)]
+        return [[hyper_node]]
+
     # ------------------------------------------------------------------ transactions
 
     def statement(self) -> Statement:
@@ -512,6 +590,7 @@ def open_session(
 ) -> Session:
     """Build the session and let every configured plugin register its hooks, tier by tier."""
     ssn = Session(snapshot, conf, sink, state)
+    _open_topology(ssn)
     for tier_index, tier in enumerate(conf.tiers):
         for option in tier.plugins:
             builder = builders.get(option.name)
@@ -523,6 +602,16 @@ def open_session(
             ssn.plugins[option.name] = plugin
             plugin.on_session_open(ssn)
     return ssn
+
+
+def _open_topology(ssn: Session) -> None:
+    """Session-open steps 5-6 (normalise network topologies, recover allocated HyperNodes),
+    before plugins open as upstream; a session without such jobs only pays for this scan."""
+    if not any(job.network_topology is not None for job in ssn.jobs.values()):
+        return
+    normalise_network_topologies(ssn)
+    if ssn.hyper_nodes_ready:
+        recover_allocated_hyper_nodes(ssn)
 
 
 def pod_group_phase(job: JobInfo, unschedulable: bool) -> str:

@@ -40,6 +40,7 @@ BUILTIN_PLUGINS: Final = {
     "nodeorder": "volcano_py.plugins.nodeorder",
     "binpack": "volcano_py.plugins.binpack",
     "pdb": "volcano_py.plugins.pdb",
+    "network-topology-aware": "volcano_py.plugins.network_topology_aware",
 }
 
 ENTRY_POINT_GROUP: Final = "volcano_py.plugins"

@@ -1,0 +1,382 @@
+"""allocate for jobs with a hard network topology: ``allocateForJob`` / ``allocateForSubJob``
+(``actions/allocate/allocate.go``, ``recorder.go``).
+
+After session open every job with a network topology is "hard, up to tier T" (soft ones get the
+virtual root's tier, see ``framework/topology.py``). Such a job is placed by a search over
+HyperNodes instead of over all nodes:
+
+* the gradient function (network-topology-aware plugin) lists candidate HyperNodes tier by tier,
+  lowest first, never above T and, for a partly running job, only below the highest allowed
+  ancestor of the HyperNode it already occupies; without the plugin the only candidate is the
+  virtual root, i.e. no restriction;
+* for each candidate the job's tasks are allocated on that HyperNode's nodes only, as a dry run:
+  the operations are saved and discarded;
+* of the candidates of the first tier where the job becomes ready or pipelined, the one the
+  HyperNode order scores best (random among equals, with the session's seeded generator) is
+  replayed, and the job remembers the HyperNode it now occupies (the lowest common ancestor of
+  the old one and the chosen one).
+
+The search runs twice nested, as upstream: per job over job-level gradients, and inside each
+job-level candidate per sub-job over sub-job gradients. Sub-group policies are not supported,
+so a job has one sub-job, the whole job, and the nesting only matters for which HyperNode is
+recorded where. The gang-preempt/gang-reclaim nomination fast path is not ported either (those
+actions are not implemented, so no HyperNode is ever nominated).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
+from volcano_py.api.job import JobInfo
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import IntArray
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.resource import DimensionDefault
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import FitError, FitErrors
+from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
+from volcano_py.framework.priority_queue import PriorityQueue
+from volcano_py.framework.session import Session
+from volcano_py.framework.statement import Operation, Statement, StatementError
+from volcano_py.framework.topology import SearchPurpose, SubJobInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Worksheet:
+    """What is left to place of a job: its sub-jobs still to try, in order, and each one's
+    Pending tasks in task order (upstream ``JobWorksheet``; cloned for every dry run)."""
+
+    sub_jobs: list[SubJobInfo] = field(default_factory=list)
+    tasks: dict[str, deque[TaskInfo]] = field(default_factory=dict)
+
+    def empty(self) -> bool:
+        return not self.sub_jobs
+
+    def clone(self) -> Worksheet:
+        return Worksheet(
+            list(self.sub_jobs), {uid: deque(tasks) for uid, tasks in self.tasks.items()}
+        )
+
+    def take(self, other: Worksheet) -> None:
+        """Continue from a dry run's leftovers (``ShallowCopyFrom``)."""
+        self.sub_jobs = other.sub_jobs
+        self.tasks = other.tasks
+
+
+@dataclass(slots=True)
+class _Recorder:
+    """The HyperNode decisions of one allocate run (``recorder.go``): applied to the job
+    only when its statement is committed, and every sub-job's HyperNode put back after each
+    job-level dry run."""
+
+    job_decisions: dict[str, str] = field(default_factory=dict)
+    # job -> HyperNode chosen for the job -> sub-job -> that sub-job's HyperNode
+    sub_job_decisions: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    sub_job_snapshot: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+class TopologyAllocator:
+    """One per allocate run; allocate.py hands it the jobs :meth:`handles` says yes to."""
+
+    def __init__(self, ssn: Session, error_cache: bool) -> None:
+        self.ssn = ssn
+        self.error_cache = error_cache
+        self.recorder = _Recorder()
+
+    @staticmethod
+    def handles(job: JobInfo) -> bool:
+        """``ContainsHardTopology``: after session open, every job with a network topology
+        and a tier (a hard one without any tier is placed like a job without topology)."""
+        return job.network_topology is not None and job.hard_topology()[0]
+
+    # ------------------------------------------------------------------ entry point
+
+    def allocate(self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]) -> bool:
+        """Try to place ``job`` (its Pending tasks are ``tasks``); commit when it is ready.
+        Returns whether the job goes back into its queue's heap (tasks are left and it was
+        committed). ``tasks`` keeps whatever is left to place."""
+        ssn = self.ssn
+        sub_job = ssn.sub_jobs.get(job.uid)
+        pending: deque[TaskInfo] = deque()
+        while not tasks.empty():
+            pending.append(tasks.pop())
+        if sub_job is None:  # every job with a network topology got one at session open
+            sub_job = ssn.sub_jobs[job.uid] = SubJobInfo(job.uid, job, job.network_topology)
+        worksheet = Worksheet([sub_job] if pending else [], {sub_job.uid: pending})
+        statement = self.allocate_for_job(job, queue, worksheet, CLUSTER_TOP_HYPER_NODE)
+        push_back = False
+        # A statement that only pipelines the job stays in the session uncommitted, as on the
+        # flat path.
+        if statement is not None and ssn.job_ready(job):
+            statement.commit()
+            ssn.dirty_jobs.add(job.uid)
+            self._update_decision_to_job(job)
+            push_back = not worksheet.empty()
+        for left in worksheet.tasks.values():
+            for task in left:
+                tasks.push(task)
+        return push_back
+
+    # ------------------------------------------------------------------ job level
+
+    def allocate_for_job(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, hyper_node: str
+    ) -> Statement | None:
+        ssn = self.ssn
+        if worksheet.empty():
+            return None
+        self.recorder.sub_job_snapshot[job.uid] = {
+            sub_job.uid: sub_job.allocated_hyper_node for sub_job in worksheet.sub_jobs
+        }
+        gradients = ssn.hyper_node_gradient_for_job(job, hyper_node, SearchPurpose.ALLOCATE)
+        for gradient in gradients:
+            solutions: dict[str, tuple[list[Operation], Worksheet, float]] = {}
+            for candidate in gradient:
+                # Each candidate starts from clean fit errors and its own copy of the tasks.
+                job.reset_fit_errors()
+                trial = worksheet.clone()
+                statements: list[Statement] = []
+                score = 0.0
+                while trial.sub_jobs:
+                    sub_job = trial.sub_jobs.pop(0)
+                    statement, sub_score = self.allocate_for_sub_job(
+                        job, queue, sub_job, trial.tasks[sub_job.uid], candidate
+                    )
+                    if statement is None or not statement.operations:
+                        continue
+                    statements.append(statement)
+                    score += sub_score
+                    if trial.tasks[sub_job.uid]:
+                        trial.sub_jobs.append(sub_job)
+                    if ssn.job_ready(job):
+                        break
+                self._recover_sub_jobs(job)
+                saved = [op for statement in statements for op in statement.save_operations()]
+                if not saved:
+                    continue
+                if ssn.job_ready(job) or ssn.job_pipelined(job):
+                    solutions[candidate] = (saved, trial, score)
+                for statement in reversed(statements):
+                    statement.discard()
+            if not solutions:
+                continue
+            best = self._pick({name: solution[2] for name, solution in solutions.items()})
+            final = self._replay(solutions[best][0])
+            if final is None:
+                return None
+            worksheet.take(solutions[best][1])
+            self.recorder.job_decisions[job.uid] = best
+            log.debug("job %s allocated to HyperNode %s", job.uid, best)
+            return final
+        return None
+
+    def _recover_sub_jobs(self, job: JobInfo) -> None:
+        """Put every sub-job's HyperNode back as it was before the dry run."""
+        for uid, allocated in self.recorder.sub_job_snapshot.get(job.uid, {}).items():
+            sub_job = self.ssn.sub_jobs.get(uid)
+            if sub_job is not None:
+                sub_job.allocated_hyper_node = allocated
+
+    def _update_decision_to_job(self, job: JobInfo) -> None:
+        """On commit: the job and its sub-jobs now occupy (the LCA with) what was chosen."""
+        chosen = self.recorder.job_decisions.get(job.uid)
+        if not chosen:
+            return
+        topology = self.ssn.topology
+        job.allocated_hyper_node = topology.lca(job.allocated_hyper_node, chosen)
+        decided = self.recorder.sub_job_decisions.get(job.uid, {}).get(chosen, {})
+        for uid, hyper_node in decided.items():
+            sub_job = self.ssn.sub_jobs.get(uid)
+            if sub_job is not None:
+                sub_job.allocated_hyper_node = topology.lca(
+                    sub_job.allocated_hyper_node, hyper_node
+                )
+
+    # ------------------------------------------------------------------ sub-job level
+
+    def allocate_for_sub_job(
+        self,
+        job: JobInfo,
+        queue: QueueInfo,
+        sub_job: SubJobInfo,
+        tasks: deque[TaskInfo],
+        hyper_node_for_job: str,
+    ) -> tuple[Statement | None, float]:
+        ssn = self.ssn
+        if not tasks:
+            return None, 0.0
+        gradients = ssn.hyper_node_gradient_for_sub_job(
+            sub_job, hyper_node_for_job, SearchPurpose.ALLOCATE
+        )
+        for gradient in gradients:
+            solutions: dict[str, tuple[list[Operation], deque[TaskInfo]]] = {}
+            for candidate in gradient:
+                # The only sub-job is the whole job: its tasks' fit errors are all of them.
+                job.nodes_fit_errors = {}
+                trial = deque(tasks)
+                statement = self.allocate_tasks(job, queue, sub_job, trial, candidate)
+                if statement is not None and statement.operations:
+                    solutions[candidate] = (statement.save_operations(), trial)
+                    statement.discard()
+            if not solutions:
+                continue
+            best, score = self._best_for_sub_job(sub_job, list(solutions))
+            final = self._replay(solutions[best][0])
+            if final is None:
+                return None, 0.0
+            allocated = ssn.topology.lca(sub_job.allocated_hyper_node, best)
+            sub_job.allocated_hyper_node = allocated
+            tasks.clear()
+            tasks.extend(solutions[best][1])
+            decisions = self.recorder.sub_job_decisions.setdefault(job.uid, {})
+            decisions.setdefault(hyper_node_for_job, {})[sub_job.uid] = allocated
+            return final, score
+        return None, 0.0
+
+    def _best_for_sub_job(self, sub_job: SubJobInfo, candidates: list[str]) -> tuple[str, float]:
+        rows = {name: self.ssn.hyper_node_rows(name) for name in candidates}
+        scores = self.ssn.hyper_node_order(sub_job, rows)
+        best = self._pick(scores)
+        return best, scores[best]
+
+    def _pick(self, scores: dict[str, float]) -> str:
+        """The highest score; equals are broken at random, as upstream (map order there)."""
+        top = max(scores.values())
+        ties = [name for name, score in scores.items() if score == top]
+        return ties[0] if len(ties) == 1 else ties[self.ssn.rng.randrange(len(ties))]
+
+    def _replay(self, saved: list[Operation]) -> Statement | None:
+        """Apply a dry run's saved operations for real (``RecoverOperations``)."""
+        statement = self.ssn.statement()
+        try:
+            statement.recover_operations(saved)
+        except StatementError as error:
+            # Upstream leaves what was replayed so far in the session; half a gang placed
+            # would hold nodes no one commits, so it is undone.
+            log.error("replaying a HyperNode placement failed: %s", error)
+            statement.discard()
+            return None
+        jobs = self.ssn.jobs
+        for operation in saved:
+            # The replay works on the session's own task objects; they keep the HyperNode the
+            # dry run gave them (the "why pending" context reads it).
+            live = jobs[operation.task.job].tasks.get(operation.task.uid)
+            if live is not None:
+                live.job_allocated_hyper_node = operation.task.job_allocated_hyper_node
+        return statement
+
+    # ------------------------------------------------------------------ tasks
+
+    def allocate_tasks(
+        self,
+        job: JobInfo,
+        queue: QueueInfo,
+        sub_job: SubJobInfo,
+        tasks: deque[TaskInfo],
+        hyper_node: str,
+    ) -> Statement | None:
+        """``allocateResourcesForTasks`` on the nodes of ``hyper_node`` only: the flat path's
+        loop, plus the HyperNode the placed tasks span so far (fed to node scoring)."""
+        ssn = self.ssn
+        rows = ssn.hyper_node_rows(hyper_node)
+        if len(rows) == 0:
+            return None
+        statement = ssn.statement()
+        helper = PredicateHelper(ssn, self.error_cache)
+        allocated = sub_job.allocated_hyper_node
+        with_topology = sub_job.with_network_topology()
+        while tasks:
+            task = tasks.popleft()
+            if not ssn.allocatable(queue, task):
+                continue
+            if task.sch_gated:
+                continue
+            if job.task_has_fit_errors(task):
+                job.nodes_fit_errors[task.uid] = FitErrors(
+                    error=f"Task {task.name} with role spec {task.task_role} has already"
+                    " predicated failed, skip"
+                )
+                continue
+            status = ssn.pre_predicate_fn(task)
+            if status is not None:
+                errors = FitErrors()
+                node_list = ssn.node_list
+                for row in rows.tolist():
+                    errors.set_node_error(node_list[row].name, FitError("", [status]))
+                job.nodes_fit_errors[task.uid] = errors
+                if job.need_continue_allocating():
+                    continue
+                break
+
+            candidates = self._nominated_candidates(task, helper, rows)
+            fit_errors: FitErrors | None = None
+            if len(candidates) == 0:
+                candidates, fit_errors = helper.predicate_nodes(task, rows)
+            if len(candidates) == 0:
+                if fit_errors is None:
+                    fit_errors = FitErrors()
+                elif hyper_node != CLUSTER_TOP_HYPER_NODE:
+                    fit_errors.hyper_node = hyper_node
+                job.nodes_fit_errors[task.uid] = fit_errors
+                if job.need_continue_allocating():
+                    continue
+                break
+
+            if with_topology:
+                task.job_allocated_hyper_node = allocated
+            best = prioritize_nodes(ssn, task, candidates)
+            if best is None:
+                continue
+            if not self._place(statement, task, best):
+                continue
+            if with_topology:
+                allocated = self._spanned(best.name, allocated)
+            if ssn.job_ready(job):
+                break
+
+        if ssn.job_ready(job) or ssn.job_pipelined(job):
+            return statement
+        statement.discard()
+        return None
+
+    def _spanned(self, node: str, allocated: str) -> str:
+        """``getNewAllocatedHyperNode``: the LCA of what the placed tasks spanned and the
+        lowest-tier HyperNode of the node just used."""
+        topology = self.ssn.topology
+        hyper_node = topology.tree.find_hyper_node_for_node(node)
+        if not hyper_node:
+            return allocated
+        return topology.lca(hyper_node, allocated) if allocated else hyper_node
+
+    def _nominated_candidates(
+        self, task: TaskInfo, helper: PredicateHelper, rows: IntArray
+    ) -> IntArray:
+        """A pod nominated (after evictions) to a node of this HyperNode tries it first."""
+        ssn = self.ssn
+        nominated = ssn.nodes.get(task.nominated_node_name)
+        empty = rows[:0]
+        if nominated is None or not bool(np.any(rows == nominated.row)):
+            return empty
+        if not task.init_resreq.less_equal(nominated.future_idle(), DimensionDefault.ZERO):
+            return empty
+        found, _ = helper.predicate_nodes(task, rows[rows == nominated.row])
+        return found
+
+    @staticmethod
+    def _place(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
+        try:
+            if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):
+                statement.allocate(task, node)
+            elif task.init_resreq.less_equal(node.future_idle(), DimensionDefault.ZERO):
+                statement.pipeline(task, node.name, eviction_occurred=False)
+        except StatementError as error:
+            log.error("%s", error)
+            return False
+        return True

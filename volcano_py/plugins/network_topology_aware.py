@@ -1,0 +1,539 @@
+"""network-topology-aware: place gangs inside the smallest network domain that holds them
+(``plugins/network-topology-aware/network_topology_aware.go``).
+
+Four hooks:
+
+* **HyperNode gradients** (for a job and for a sub-job), hard mode only: the HyperNodes under the
+  search root, breadth-first, keeping those at or below the allowed tier whose free resources
+  could hold the job's minimum (``minResources`` of the PodGroup; a sub-job's Pending requests),
+  grouped by tier, lowest first. A job already partly placed searches only below the highest
+  allowed ancestor of the HyperNode it occupies, and skips the resource pre-filter.
+* **HyperNode order**: binpack of the whole sub-job's requests into each candidate HyperNode
+  (``sum w_r * (used_r + need_r) / allocatable_r / sum w_r``, 0 on any overflow); candidates tied
+  at the top also get the fraction of the sub-job's tasks already inside them.
+* **Node order** (batch): a task with a network topology prefers nodes whose lowest HyperNode is
+  close to what its job already spans (``(maxTier - tier(LCA)) / (maxTier - minTier)``, ties
+  broken by the job's task count there); any other task gets a HyperNode-level binpack, tier by
+  tier, weighted ``fading ** (tier - 1)`` (if ``hypernode.binpack.normal-pod.enable``).
+* an **event handler** keeps each HyperNode's ``used`` current as tasks are placed or evicted.
+
+Per-HyperNode resources live in ``[HyperNodes, resources]`` arrays (the session matrix's
+columns) filled by one ``reduceat`` over the HyperNode membership, so a session pays O(nodes x
+depth) once, and each event touches only the HyperNodes holding the task's node.
+``idle``/``future idle`` are read once at session open, as upstream's cache does; only ``used``
+follows the session.
+
+Arguments: ``weight`` (1), ``hypernode.binpack.cpu`` (1), ``hypernode.binpack.memory`` (1),
+``hypernode.binpack.resources`` (comma-separated names), ``hypernode.binpack.resources.<name>``
+(1), ``hypernode.binpack.normal-pod.enable`` (true), ``hypernode.binpack.normal-pod.fading``
+(0.8), ``hypernode.gradient.evict.max-hypernodes`` (8). Negative weights and fading fall back to
+the default; a non-positive eviction cap too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+
+from volcano_py.api.job import JobInfo
+from volcano_py.api.node_matrix import FloatArray, IntArray
+from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
+from volcano_py.api.task import TaskID, TaskInfo
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.event import Event, EventHandler
+from volcano_py.framework.session import Session
+from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose, SubJobInfo
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME: Final = "network-topology-aware"
+WEIGHT: Final = "weight"
+BINPACK_CPU: Final = "hypernode.binpack.cpu"
+BINPACK_MEMORY: Final = "hypernode.binpack.memory"
+BINPACK_RESOURCES: Final = "hypernode.binpack.resources"
+BINPACK_RESOURCES_PREFIX: Final = BINPACK_RESOURCES + "."
+NORMAL_POD_ENABLE: Final = "hypernode.binpack.normal-pod.enable"
+NORMAL_POD_FADING: Final = "hypernode.binpack.normal-pod.fading"
+EVICT_MAX_HYPER_NODES: Final = "hypernode.gradient.evict.max-hypernodes"
+
+DEFAULT_WEIGHT: Final = 1
+DEFAULT_NORMAL_POD_ENABLE: Final = True
+DEFAULT_NORMAL_POD_FADING: Final = 0.8
+DEFAULT_EVICT_MAX_HYPER_NODES: Final = 8
+MAX_NODE_SCORE: Final = 100
+FULL_SCORE: Final = 1.0
+ZERO_SCORE: Final = 0.0
+
+
+# ---------------------------------------------------------------------------- arguments
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyWeights:
+    """The plugin weight and the binpack weight of each resource it looks at."""
+
+    weight: int = DEFAULT_WEIGHT
+    cpu: int = DEFAULT_WEIGHT
+    memory: int = DEFAULT_WEIGHT
+    # Only the configured extra resources (cpu and memory always count).
+    resources: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_arguments(cls, arguments: Arguments) -> TopologyWeights:
+        def non_negative(key: str) -> int:
+            value = arguments.get_int(key, DEFAULT_WEIGHT)
+            return DEFAULT_WEIGHT if value < 0 else value
+
+        listed = arguments.get(BINPACK_RESOURCES)
+        resources: dict[str, int] = {}
+        for raw_name in (listed if isinstance(listed, str) else "").split(","):
+            name = raw_name.strip()
+            if name:
+                resources[name] = non_negative(BINPACK_RESOURCES_PREFIX + name)
+        return cls(
+            weight=non_negative(WEIGHT),
+            cpu=non_negative(BINPACK_CPU),
+            memory=non_negative(BINPACK_MEMORY),
+            resources=resources,
+        )
+
+    def binpack_weight(self, name: str) -> int | None:
+        """The weight of resource ``name``, or None when the plugin ignores it."""
+        if name == CPU:
+            return self.cpu
+        if name == MEMORY:
+            return self.memory
+        return self.resources.get(name)
+
+
+@dataclass(frozen=True, slots=True)
+class NormalPodConfig:
+    """HyperNode-level binpack for tasks without a network topology."""
+
+    enable: bool = DEFAULT_NORMAL_POD_ENABLE
+    # 0 is allowed: then only tier-1 HyperNodes count.
+    fading: float = DEFAULT_NORMAL_POD_FADING
+
+    @classmethod
+    def from_arguments(cls, arguments: Arguments) -> NormalPodConfig:
+        fading = arguments.get_float(NORMAL_POD_FADING, DEFAULT_NORMAL_POD_FADING)
+        return cls(
+            enable=arguments.get_bool(NORMAL_POD_ENABLE, DEFAULT_NORMAL_POD_ENABLE),
+            fading=DEFAULT_NORMAL_POD_FADING if fading < 0 else fading,
+        )
+
+    def tier_weight(self, tier: int) -> float:
+        """``fading ** (tier - 1)``. Upstream's ``0 ** negative`` (fading 0 with tier-0
+        HyperNodes) is infinite and turns every score into NaN; here such a tier counts 0."""
+        if self.fading == 0 and tier < 1:
+            return 0.0
+        return float(self.fading ** (tier - 1))
+
+
+def max_hyper_nodes_for_eviction(arguments: Arguments) -> int:
+    value = arguments.get_int(EVICT_MAX_HYPER_NODES, DEFAULT_EVICT_MAX_HYPER_NODES)
+    return DEFAULT_EVICT_MAX_HYPER_NODES if value <= 0 else value
+
+
+def reverse_and_cap(gradients: Sequence[Sequence[str]], cap: int) -> list[list[str]]:
+    """For eviction: widest tiers first (a wider domain is likelier to free enough), at most
+    ``cap`` HyperNodes in all, a cut tier keeping its last ones."""
+    if cap <= 0:
+        return [list(gradient) for gradient in gradients]
+    remaining = cap
+    result: list[list[str]] = []
+    for gradient in reversed(gradients):
+        if remaining == 0:
+            break
+        if len(gradient) <= remaining:
+            result.append(list(gradient))
+            remaining -= len(gradient)
+        else:
+            result.append(list(gradient[len(gradient) - remaining :]))
+            remaining = 0
+    return result
+
+
+# ---------------------------------------------------------------------------- the plugin
+
+
+class NetworkTopologyAwarePlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.weights = TopologyWeights.from_arguments(arguments)
+        self.normal_pod = NormalPodConfig.from_arguments(arguments)
+        self.max_evict = max_hyper_nodes_for_eviction(arguments)
+        # Session state, set by on_session_open.
+        self.min_tier = 0
+        self.max_tier = 0
+        self._ssn: Session | None = None
+        self._membership: HyperNodeMembership | None = None
+        self.allocatable: FloatArray = np.zeros((0, 0))
+        self.used: FloatArray = np.zeros((0, 0))
+        self.idle: FloatArray = np.zeros((0, 0))
+        self.future_idle: FloatArray = np.zeros((0, 0))
+
+    # ------------------------------------------------------------------ session
+
+    @property
+    def ssn(self) -> Session:
+        assert self._ssn is not None, "the plugin is used before on_session_open"
+        return self._ssn
+
+    @property
+    def membership(self) -> HyperNodeMembership:
+        assert self._membership is not None, "the plugin is used before on_session_open"
+        return self._membership
+
+    def on_session_open(self, ssn: Session) -> None:
+        self._ssn = ssn
+        topology = ssn.topology
+        self.min_tier, self.max_tier = topology.tiers[0], topology.tiers[-1]
+        self._init_resources(ssn)
+
+        ssn.add_hyper_node_order_fn(self.name, self.hyper_node_order)
+        ssn.add_batch_node_order_fn(self.name, self.batch_node_order)
+        ssn.add_hyper_node_gradient_for_job_fn(self.name, self.gradient_for_job)
+        ssn.add_hyper_node_gradient_for_sub_job_fn(self.name, self.gradient_for_sub_job)
+        ssn.add_event_handler(
+            EventHandler(
+                allocate=self._on_allocate, deallocate=self._on_deallocate, owner=self.name
+            )
+        )
+
+    def on_session_close(self, ssn: Session) -> None:
+        self._ssn = None
+        self._membership = None
+
+    def _init_resources(self, ssn: Session) -> None:
+        """``initHyperNodeResourceCache``: per HyperNode the sums over its nodes."""
+        membership = self._membership = ssn.topology.membership()
+        matrix = ssn.matrix
+        self.allocatable = membership.sum_rows(matrix.allocatable)
+        self.used = membership.sum_rows(matrix.used)
+        self.idle = membership.sum_rows(matrix.idle)
+        self.future_idle = membership.sum_rows(matrix.idle + matrix.releasing - matrix.pipelined)
+
+    def _fit_width(self) -> None:
+        """The session matrix grows a column for a resource first seen mid-session."""
+        width = self.ssn.matrix.index.width
+        if self.used.shape[1] >= width:
+            return
+        extra = width - self.used.shape[1]
+
+        def pad(values: FloatArray) -> FloatArray:
+            return np.pad(values, ((0, 0), (0, extra)))
+
+        self.allocatable = pad(self.allocatable)
+        self.used = pad(self.used)
+        self.idle = pad(self.idle)
+        self.future_idle = pad(self.future_idle)
+
+    def _charge(self, task: TaskInfo, sign: float) -> None:
+        node = self.ssn.nodes.get(task.node_name)
+        if node is None:
+            return
+        vector, _ = self.ssn.task_vector(task.resreq)
+        self._fit_width()
+        self.used[self.membership.hyper_nodes_of_row(node.row), : len(vector)] += sign * vector
+
+    def _on_allocate(self, event: Event) -> None:
+        self._charge(event.task, 1.0)
+
+    def _on_deallocate(self, event: Event) -> None:
+        self._charge(event.task, -1.0)
+
+    def _resource(self, values: FloatArray, hyper_node: int) -> Resource:
+        return self.ssn.matrix.index.resource(values[hyper_node])
+
+    # ------------------------------------------------------------------ gradients
+
+    def gradient_for_job(
+        self, job: JobInfo, hyper_node: str, purpose: SearchPurpose
+    ) -> list[list[str]]:
+        hard, tier = job.hard_topology()
+        if not hard:
+            return [[hyper_node]]
+        gradients = self.hyper_node_gradients(
+            hyper_node, tier, job.allocated_hyper_node, job.min_resources(), purpose, job.uid
+        )
+        if purpose is SearchPurpose.EVICT:
+            return reverse_and_cap(gradients, self.max_evict)
+        return gradients
+
+    def gradient_for_sub_job(
+        self, sub_job: SubJobInfo, hyper_node: str, purpose: SearchPurpose
+    ) -> list[list[str]]:
+        hard, tier = sub_job.hard_topology()
+        if not hard:
+            return [[hyper_node]]
+        gradients = self.hyper_node_gradients(
+            hyper_node,
+            tier,
+            sub_job.allocated_hyper_node,
+            sub_job.min_resources(),
+            purpose,
+            sub_job.uid,
+        )
+        if purpose is SearchPurpose.EVICT:
+            return reverse_and_cap(gradients, self.max_evict)
+        return gradients
+
+    def hyper_node_gradients(
+        self,
+        hyper_node: str,
+        highest_tier: int,
+        allocated: str,
+        min_resource: Resource,
+        purpose: SearchPurpose,
+        owner: str = "",
+    ) -> list[list[str]]:
+        """``hyperNodeGradientFn``: eligible HyperNodes under the search root, per tier, lowest
+        first (for eviction the hooks then reverse and cap them)."""
+        tree = self.ssn.topology.tree
+        root = self._search_root(hyper_node, highest_tier, allocated)
+        if root is None:
+            log.error(
+                "%s: no HyperNode to search: %s (allowed tier %d) and the highest allowed "
+                "ancestor of its HyperNode %s do not intersect",
+                owner,
+                hyper_node,
+                highest_tier,
+                allocated,
+            )
+            return []
+        eligible: dict[int, list[str]] = {}
+        for name in tree.descendants(root):
+            if self._eligible(name, highest_tier, allocated, min_resource, purpose):
+                eligible.setdefault(tree.hyper_nodes[name].tier, []).append(name)
+        return [eligible[tier] for tier in sorted(eligible)]
+
+    def _search_root(self, available: str, highest_tier: int, allocated: str) -> str | None:
+        """``getSearchRoot``: ``available`` intersected with the highest allowed ancestor of
+        the HyperNode the job already occupies; None when they do not intersect."""
+        if not allocated:
+            return available
+        tree = self.ssn.topology.tree
+        highest = tree.highest_ancestor_within_tier(allocated, highest_tier)
+        if highest is None:
+            return None
+        common = tree.lca(available, highest)
+        if common == highest:
+            return available
+        if common == available:
+            return highest
+        return None
+
+    def _eligible(
+        self,
+        name: str,
+        highest_tier: int,
+        allocated: str,
+        min_resource: Resource,
+        purpose: SearchPurpose,
+    ) -> bool:
+        tree = self.ssn.topology.tree
+        if tree.hyper_nodes[name].tier > highest_tier:
+            return False
+        if allocated:
+            # A partly placed job keeps its domain whatever is free in it now.
+            return True
+        h = self.membership.index.get(name)
+        if h is None:
+            return True
+        if purpose is SearchPurpose.EVICT:
+            return min_resource.less_equal(
+                self._resource(self.allocatable, h), DimensionDefault.ZERO
+            )
+        return min_resource.less_equal(
+            self._resource(self.idle, h), DimensionDefault.ZERO
+        ) or min_resource.less_equal(self._resource(self.future_idle, h), DimensionDefault.ZERO)
+
+    # ------------------------------------------------------------------ HyperNode order
+
+    def hyper_node_order(
+        self, sub_job: SubJobInfo, candidates: Mapping[str, IntArray]
+    ) -> dict[str, float]:
+        """``HyperNodeOrderFn``: binpack of the whole sub-job into each candidate."""
+        self._fit_width()
+        request: dict[str, float] = {}
+        # A sub-job is placed whole (minAvailable == its task count), so all its tasks count.
+        for task in sub_job.tasks.values():
+            for name in task.resreq.resource_names():
+                if self.weights.binpack_weight(name) is not None:
+                    request[name] = request.get(name, 0.0) + task.resreq.get(name)
+        index = self.membership.index
+        scores = {
+            name: self._sub_job_binpack(index[name], request) if name in index else ZERO_SCORE
+            for name in candidates
+        }
+        if scores:
+            top = max(scores.values())
+            tied = [name for name, score in scores.items() if score == top]
+            if len(tied) > 1:
+                for name in tied:
+                    scores[name] += self._task_share(name, sub_job.tasks)
+        scale = float(MAX_NODE_SCORE * self.weights.weight)
+        return {name: score * scale for name, score in scores.items()}
+
+    def _sub_job_binpack(self, h: int, request: Mapping[str, float]) -> float:
+        columns = self.ssn.matrix.index.columns
+        total = 0.0
+        total_weight = 0
+        for name, amount in request.items():
+            weight = self.weights.binpack_weight(name)
+            assert weight is not None
+            column = columns.get(name)
+            allocatable = float(self.allocatable[h, column]) if column is not None else 0.0
+            used = float(self.used[h, column]) if column is not None else 0.0
+            if used + amount > allocatable:
+                return ZERO_SCORE
+            total += weight * (used + amount) / allocatable
+            total_weight += weight
+        return total / total_weight if total_weight > 0 else ZERO_SCORE
+
+    def _task_share(self, hyper_node: str, tasks: Mapping[TaskID, TaskInfo]) -> float:
+        """``scoreWithTaskNum``: the fraction of ``tasks`` on nodes of ``hyper_node``."""
+        if not tasks:
+            return ZERO_SCORE
+        nodes = self.ssn.topology.tree.real_nodes(hyper_node)
+        inside = sum(1 for task in tasks.values() if task.node_name in nodes)
+        return inside / len(tasks)
+
+    # ------------------------------------------------------------------ node order
+
+    def batch_node_order(self, task: TaskInfo, rows: IntArray) -> FloatArray:
+        ssn = self.ssn
+        self._fit_width()
+        job = ssn.jobs.get(task.job)
+        if job is None:
+            # An orphaned task (its PodGroup is gone): nothing to prefer.
+            return np.zeros(len(rows))
+        sub_job = ssn.sub_jobs.get(job.uid)
+        if sub_job is not None and sub_job.with_network_topology():
+            scores = self._network_aware_scores(task, sub_job, rows)
+        else:
+            scores = self._normal_pod_scores(task, rows)
+        result: FloatArray = scores * float(MAX_NODE_SCORE * self.weights.weight)
+        return result
+
+    def _network_aware_scores(
+        self, task: TaskInfo, sub_job: SubJobInfo, rows: IntArray
+    ) -> FloatArray:
+        """``batchNodeOrderFnForNetworkAwarePods``: closeness of each node's lowest-tier
+        HyperNode to what the job spans so far (none yet: no preference)."""
+        allocated = task.job_allocated_hyper_node
+        if not allocated or len(rows) == 0:
+            return np.zeros(len(rows))
+        membership = self.membership
+        lowest = membership.at_tier(self.ssn.topology.tiers[0])[rows]
+        by_hyper_node: dict[int, float] = {}
+        for h in np.unique(lowest).tolist():
+            name = membership.names[h] if h >= 0 else ""
+            by_hyper_node[h] = self._closeness(name, allocated)
+        scores: FloatArray = np.array([by_hyper_node[h] for h in lowest.tolist()])
+        tied = np.flatnonzero(scores == scores.max())
+        if len(tied) > 1:
+            shares = self._task_shares_by_lowest(sub_job.tasks)
+            for position in tied.tolist():
+                scores[position] += shares.get(int(lowest[position]), ZERO_SCORE)
+        return scores
+
+    def _task_shares_by_lowest(self, tasks: Mapping[TaskID, TaskInfo]) -> dict[int, float]:
+        """Per lowest-tier HyperNode, the fraction of ``tasks`` on its nodes (placed ones,
+        the session's own placements included)."""
+        if not tasks:
+            return {}
+        ssn = self.ssn
+        lowest = self.membership.at_tier(ssn.topology.tiers[0])
+        counts: Counter[int] = Counter()
+        for task in tasks.values():
+            node = ssn.nodes.get(task.node_name) if task.node_name else None
+            if node is not None and lowest[node.row] >= 0:
+                counts[int(lowest[node.row])] += 1
+        return {h: count / len(tasks) for h, count in counts.items()}
+
+    def _closeness(self, hyper_node: str, allocated: str) -> float:
+        """``networkTopologyAwareScore``: 1 in the same HyperNode, else by the tier of the
+        lowest common ancestor, 0 when there is none."""
+        if not hyper_node or not allocated:
+            return ZERO_SCORE
+        if hyper_node == allocated:
+            return FULL_SCORE
+        tree = self.ssn.topology.tree
+        common = tree.lca(hyper_node, allocated)
+        info = tree.get(common) if common else None
+        if info is None:
+            return ZERO_SCORE
+        return self._tier_score(info.tier)
+
+    def _tier_score(self, tier: int) -> float:
+        if self.min_tier == self.max_tier:
+            return FULL_SCORE
+        if self.min_tier <= tier <= self.max_tier:
+            return (self.max_tier - tier) / (self.max_tier - self.min_tier)
+        return ZERO_SCORE
+
+    def _normal_pod_scores(self, task: TaskInfo, rows: IntArray) -> FloatArray:
+        """``batchNodeOrderFnForNormalPods``: HyperNode-level binpack, tier by tier; a node
+        in no HyperNode of a tier scores full there (such nodes are preferred)."""
+        if not self.normal_pod.enable:
+            return np.zeros(len(rows))
+        tiers = range(self.min_tier, self.max_tier + 1)
+        weights = [self.normal_pod.tier_weight(tier) for tier in tiers]
+        total_weight = sum(weights)
+        if total_weight <= 0:
+            return np.zeros(len(rows))
+        membership = self.membership
+        total: FloatArray = np.zeros(len(rows))
+        for tier, weight in zip(tiers, weights, strict=True):
+            if weight == 0:
+                continue
+            holders = membership.at_tier(tier)[rows]
+            tier_scores: FloatArray = np.ones(len(rows))
+            inside = holders >= 0
+            if inside.any():
+                distinct, positions = np.unique(holders[inside], return_inverse=True)
+                tier_scores[inside] = self._pod_binpack(task, distinct)[positions]
+            total += weight * tier_scores
+        result: FloatArray = total / total_weight
+        return result
+
+    def _pod_binpack(self, task: TaskInfo, hyper_nodes: IntArray) -> FloatArray:
+        """``getPodHyperNodeBinPackingScore`` for several HyperNodes at once."""
+        columns = self.ssn.matrix.index.columns
+        total: FloatArray = np.zeros(len(hyper_nodes))
+        overflow = np.zeros(len(hyper_nodes), dtype=np.bool_)
+        total_weight = 0
+        for name in task.resreq.resource_names():
+            weight = self.weights.binpack_weight(name)
+            if weight is None:
+                continue
+            request = task.resreq.get(name)
+            column = columns.get(name)
+            if column is None:
+                allocatable: FloatArray = np.zeros(len(hyper_nodes))
+                used: FloatArray = np.zeros(len(hyper_nodes))
+            else:
+                allocatable = self.allocatable[hyper_nodes, column]
+                used = self.used[hyper_nodes, column]
+            filled = used + request
+            over = filled > allocatable
+            overflow |= over
+            with np.errstate(divide="ignore", invalid="ignore"):
+                total += weight * np.where(over, 0.0, filled / np.where(over, 1.0, allocatable))
+            total_weight += weight
+        if total_weight <= 0:
+            return np.zeros(len(hyper_nodes))
+        result: FloatArray = np.where(overflow, ZERO_SCORE, total / total_weight)
+        return result
+
+
+def new(arguments: Arguments) -> NetworkTopologyAwarePlugin:
+    return NetworkTopologyAwarePlugin(arguments)
