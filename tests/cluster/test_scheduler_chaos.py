@@ -4,9 +4,11 @@ anchors: kube-scheduler's DaemonRestart e2e, Volcano's ha_test, client-go's lead
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,14 +17,17 @@ from test_scheduler_process import (
     SchedulerProcess,
     bound,
     create_gang,
+    grant_scheduler_rbac,
     list_pods,
+    pod_group_manifest,
+    pod_manifest,
     scheduler_name,
     scheduler_rbac,
     start_scheduler,
     wait_until,
 )
 
-from e2e.controlplane import ApiError, ControlPlane
+from e2e.controlplane import ApiError, ControlPlane, bin_dir_from_env
 
 pytestmark = pytest.mark.cluster
 
@@ -219,3 +224,64 @@ def test_api_server_restart_watches_reconnect(
     assert scheduler.requests("pods", "WATCH", "200") > watches_before
     assert scheduler.get("/readyz")[0] == 200
     assert scheduler.terminate() == 0
+
+
+@pytest.fixture
+def compacting_plane(tmp_path: Path) -> Iterator[ControlPlane]:
+    """A control plane of the test's own whose watches fall off history quickly: no watch
+    cache, etcd compacted every 2 s (control-plane.md §3c's knobs for the 410 path)."""
+    plane = ControlPlane(
+        bin_dir_from_env(),
+        workdir=tmp_path / "compacting",
+        apiserver_args=["--watch-cache=false", "--etcd-compaction-interval=2s"],
+    )
+    with plane:
+        grant_scheduler_rbac(plane)
+        yield plane
+
+
+def test_a_410_relists_and_forgets_what_was_deleted_meanwhile(
+    compacting_plane: ControlPlane, tmp_path: Path, scheduler_name: str
+) -> None:
+    """The scheduler is frozen while a node is deleted and history is compacted away; its
+    watches come back to 410 Gone, it lists again and must not bind onto the deleted node."""
+    plane = compacting_plane
+    gone, small = plane.create_pool_nodes("cpu", 2, prefix="relist")
+    plane.request("PATCH", f"/api/v1/nodes/{small}/status",
+                  {"status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110"}}},
+                  content_type="application/merge-patch+json")  # fmt: skip
+    plane.create_namespace("relist")
+    scheduler = SchedulerProcess(plane, tmp_path, scheduler_name=scheduler_name).start()
+    try:
+        scheduler.wait_ready()
+        node_lists = scheduler.requests("nodes", "LIST", "200")
+        assert scheduler.process is not None
+        scheduler.process.send_signal(signal.SIGSTOP)
+        # Its watch connections are cut while it is frozen (nothing more reaches its sockets),
+        # then the node goes and the history of it is compacted away.
+        plane.restart("kube-apiserver")
+        plane.delete_node(gone)
+        for index in range(20):
+            plane.create({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": f"churn-{index}"}}, "relist")  # fmt: skip
+        time.sleep(5)  # two compactions
+        scheduler.process.send_signal(signal.SIGCONT)
+        scheduler.wait_for("a relist of nodes",
+                           lambda: scheduler.requests("nodes", "LIST", "200") > node_lists,
+                           timeout=30)  # fmt: skip
+        cycles = scheduler.metric("volcano_e2e_scheduling_latency_milliseconds_count")
+        plane.create(pod_group_manifest("needs-4-cpu", 1), "relist")
+        plane.create(pod_manifest("needs-4-cpu", scheduler_name, group="needs-4-cpu", cpu="4"),
+                     "relist")  # fmt: skip
+        scheduler.wait_for(
+            "cycles over the new pod",
+            lambda: (
+                scheduler.metric("volcano_e2e_scheduling_latency_milliseconds_count") > cycles + 5
+            ),
+        )
+        time.sleep(1)
+        assert not list_pods(plane, "relist")["needs-4-cpu"]["spec"].get("nodeName")
+        assert scheduler.requests("pods/binding", "POST") == 0
+        assert "relist found 1 deleted while the watch was down" in scheduler.log(None)
+    finally:
+        scheduler.kill()
