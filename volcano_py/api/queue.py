@@ -84,8 +84,20 @@ class QueueInfo:
     def clone(self) -> QueueInfo:
         # Specs are read-only inside a session; only the object identity must differ.
         return QueueInfo(
-            self.uid, self.name, self.weight, self.capability, self.deserved, self.guarantee,
-            self.reclaimable_spec, self.priority, self.parent, self.state, self.hierarchy,
-            self.hierarchy_weights, self.creation_timestamp, self.annotations,
-            self.allocated_status, self.raw,
+            self.uid,
+            self.name,
+            self.weight,
+            self.capability,
+            self.deserved,
+            self.guarantee,
+            self.reclaimable_spec,
+            self.priority,
+            self.parent,
+            self.state,
+            self.hierarchy,
+            self.hierarchy_weights,
+            self.creation_timestamp,
+            self.annotations,
+            self.allocated_status,
+            self.raw,
         )
