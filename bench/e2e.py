@@ -34,6 +34,7 @@ import time
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,9 @@ GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CYCLE_LINE = re.compile(r"cycle (\d+): ([\d.]+) ms \(([^)]*)\); (\d+) binds queued")
+CYCLE_LINE = re.compile(
+    r"^(\S+ \S+) I \S+: cycle (\d+): ([\d.]+) ms \(([^)]*)\); (\d+) binds queued"
+)
 
 
 def pod(name: str, namespace: str, group: str | None, scheduler: str) -> dict[str, Any]:
@@ -202,12 +205,14 @@ class Scheduler:
         for line in self.log_path.read_text(errors="replace").splitlines():
             match = CYCLE_LINE.search(line)
             if match:
+                logged = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
                 found.append(
                     {
-                        "cycle": int(match[1]),
-                        "total_ms": float(match[2]),
-                        "parts": match[3],
-                        "binds": int(match[4]),
+                        "cycle": int(match[2]),
+                        "total_ms": float(match[3]),
+                        "parts": match[4],
+                        "binds": int(match[5]),
+                        "ended_monotonic": logged - (time.time() - time.monotonic()),
                     }
                 )
         return found
@@ -400,6 +405,16 @@ class Bench:
         }
         result["writes"] = writes(before, scheduler.requests())
         result["writes_per_pod"] = sum(result["writes"].values()) / self.pods_total
+        # The binder alone: binds after the one big session ended (no session CPU beside it).
+        first = next((c for c in scheduler.cycles() if c["binds"]), None)
+        if first is not None:
+            after = sorted(t for t in times.times.values() if t > first["ended_monotonic"])
+            result["session_s"] = first["total_ms"] / 1000
+            result["binds_after_session"] = len(after)
+            if len(after) > 1:
+                result["pods_per_s_after_session"] = len(after) / (
+                    after[-1] - first["ended_monotonic"]
+                )
         self.report["backlog"] = result
 
     async def streaming(self, scheduler: Scheduler) -> None:
