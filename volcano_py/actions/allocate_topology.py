@@ -136,9 +136,21 @@ class TopologyAllocator:
             sub_job.uid: sub_job.allocated_hyper_node for sub_job in worksheet.sub_jobs
         }
         gradients = ssn.hyper_node_gradient_for_job(job, hyper_node, SearchPurpose.ALLOCATE)
+        if not any(gradients):
+            # Upstream says nothing here, and the job would wait without a reason a person
+            # can read; this is the one thing the dry runs would have told them.
+            job.job_fit_errors = (
+                f"no HyperNode of tier <= {job.hard_topology()[1]} (networkTopology."
+                "highestTierAllowed) can take the job: none has room for its minimum "
+                "resources, or its placed tasks already span more"
+            )
+            return None
         for gradient in gradients:
             solutions: dict[str, tuple[list[Operation], Worksheet, float]] = {}
-            for candidate in gradient:
+            # The last candidate's dry run stays applied until the best is known: when it is
+            # the best, undoing and replaying it would only restore the same state.
+            kept: tuple[str, list[Statement]] | None = None
+            for position, candidate in enumerate(gradient):
                 # Each candidate starts from clean fit errors and its own copy of the tasks.
                 job.reset_fit_errors()
                 trial = worksheet.clone()
@@ -161,16 +173,27 @@ class TopologyAllocator:
                 saved = [op for statement in statements for op in statement.save_operations()]
                 if not saved:
                     continue
-                if ssn.job_ready(job) or ssn.job_pipelined(job):
+                solved = ssn.job_ready(job) or ssn.job_pipelined(job)
+                if solved:
                     solutions[candidate] = (saved, trial, score)
-                for statement in reversed(statements):
-                    statement.discard()
+                if solved and position == len(gradient) - 1:
+                    kept = (candidate, statements)
+                else:
+                    _discard(statements)
             if not solutions:
                 continue
+            # Scores were taken during the dry runs: choosing needs no session state.
             best = self._pick({name: solution[2] for name, solution in solutions.items()})
-            final = self._replay(solutions[best][0])
-            if final is None:
-                return None
+            if kept is not None and kept[0] == best:
+                final = ssn.statement()
+                final.merge(*kept[1])
+            else:
+                if kept is not None:
+                    _discard(kept[1])
+                replayed = self._replay(solutions[best][0])
+                if replayed is None:
+                    return None
+                final = replayed
             worksheet.take(solutions[best][1])
             self.recorder.job_decisions[job.uid] = best
             log.debug("job %s allocated to HyperNode %s", job.uid, best)
@@ -216,6 +239,19 @@ class TopologyAllocator:
             sub_job, hyper_node_for_job, SearchPurpose.ALLOCATE
         )
         for gradient in gradients:
+            if len(gradient) == 1:
+                # A lone candidate is the best if it works at all. Its score is taken before
+                # the dry run, in the state upstream scores it in (after the dry run's
+                # discard), and the dry run is kept rather than undone and replayed.
+                (candidate,) = gradient
+                _, score = self._best_for_sub_job(sub_job, [candidate])
+                job.nodes_fit_errors = {}
+                trial = deque(tasks)
+                statement = self.allocate_tasks(job, queue, sub_job, trial, candidate)
+                if statement is None or not statement.operations:
+                    continue
+                self._settle_sub_job(job, sub_job, tasks, trial, candidate, hyper_node_for_job)
+                return statement, score
             solutions: dict[str, tuple[list[Operation], deque[TaskInfo]]] = {}
             for candidate in gradient:
                 # The only sub-job is the whole job: its tasks' fit errors are all of them.
@@ -231,14 +267,27 @@ class TopologyAllocator:
             final = self._replay(solutions[best][0])
             if final is None:
                 return None, 0.0
-            allocated = ssn.topology.lca(sub_job.allocated_hyper_node, best)
-            sub_job.allocated_hyper_node = allocated
-            tasks.clear()
-            tasks.extend(solutions[best][1])
-            decisions = self.recorder.sub_job_decisions.setdefault(job.uid, {})
-            decisions.setdefault(hyper_node_for_job, {})[sub_job.uid] = allocated
+            self._settle_sub_job(job, sub_job, tasks, solutions[best][1], best, hyper_node_for_job)
             return final, score
         return None, 0.0
+
+    def _settle_sub_job(
+        self,
+        job: JobInfo,
+        sub_job: SubJobInfo,
+        tasks: deque[TaskInfo],
+        left: deque[TaskInfo],
+        best: str,
+        hyper_node_for_job: str,
+    ) -> None:
+        """After a sub-job's placement in ``best``: its HyperNode, its tasks still to place,
+        and the decision the job-level search commits if it keeps this placement."""
+        allocated = self.ssn.topology.lca(sub_job.allocated_hyper_node, best)
+        sub_job.allocated_hyper_node = allocated
+        tasks.clear()
+        tasks.extend(left)
+        decisions = self.recorder.sub_job_decisions.setdefault(job.uid, {})
+        decisions.setdefault(hyper_node_for_job, {})[sub_job.uid] = allocated
 
     def _best_for_sub_job(self, sub_job: SubJobInfo, candidates: list[str]) -> tuple[str, float]:
         rows = {name: self.ssn.hyper_node_rows(name) for name in candidates}
@@ -380,3 +429,9 @@ class TopologyAllocator:
             log.error("%s", error)
             return False
         return True
+
+
+def _discard(statements: list[Statement]) -> None:
+    """Undo a dry run's statements, the newest first."""
+    for statement in reversed(statements):
+        statement.discard()

@@ -178,6 +178,9 @@ class NetworkTopologyAwarePlugin:
         self.used: FloatArray = np.zeros((0, 0))
         self.idle: FloatArray = np.zeros((0, 0))
         self.future_idle: FloatArray = np.zeros((0, 0))
+        # (lowest-tier HyperNode index, HyperNode the job spans) -> closeness; the tree does
+        # not change within a session.
+        self._closeness_cache: dict[tuple[int, str], float] = {}
 
     # ------------------------------------------------------------------ session
 
@@ -210,6 +213,7 @@ class NetworkTopologyAwarePlugin:
     def on_session_close(self, ssn: Session) -> None:
         self._ssn = None
         self._membership = None
+        self._closeness_cache = {}
 
     def _init_resources(self, ssn: Session) -> None:
         """``initHyperNodeResourceCache``: per HyperNode the sums over its nodes."""
@@ -433,11 +437,14 @@ class NetworkTopologyAwarePlugin:
             return np.zeros(len(rows))
         membership = self.membership
         lowest = membership.at_tier(self.ssn.topology.tiers[0])[rows]
-        by_hyper_node: dict[int, float] = {}
-        for h in np.unique(lowest).tolist():
-            name = membership.names[h] if h >= 0 else ""
-            by_hyper_node[h] = self._closeness(name, allocated)
-        scores: FloatArray = np.array([by_hyper_node[h] for h in lowest.tolist()])
+        closeness = self._closeness_cache
+        scores: FloatArray = np.empty(len(rows))
+        for position, h in enumerate(lowest.tolist()):
+            score = closeness.get((h, allocated))
+            if score is None:
+                name = membership.names[h] if h >= 0 else ""
+                score = closeness[(h, allocated)] = self._closeness(name, allocated)
+            scores[position] = score
         tied = np.flatnonzero(scores == scores.max())
         if len(tied) > 1:
             shares = self._task_shares_by_lowest(sub_job.tasks)
@@ -491,25 +498,24 @@ class NetworkTopologyAwarePlugin:
         if total_weight <= 0:
             return np.zeros(len(rows))
         membership = self.membership
+        # Every HyperNode scored at once (a few dozen to a few thousand): cheaper than
+        # finding which ones hold the candidate rows, tier by tier.
+        per_hyper_node = self._pod_binpack(task)
         total: FloatArray = np.zeros(len(rows))
         for tier, weight in zip(tiers, weights, strict=True):
             if weight == 0:
                 continue
             holders = membership.at_tier(tier)[rows]
-            tier_scores: FloatArray = np.ones(len(rows))
-            inside = holders >= 0
-            if inside.any():
-                distinct, positions = np.unique(holders[inside], return_inverse=True)
-                tier_scores[inside] = self._pod_binpack(task, distinct)[positions]
-            total += weight * tier_scores
+            total += weight * np.where(holders >= 0, per_hyper_node[holders], FULL_SCORE)
         result: FloatArray = total / total_weight
         return result
 
-    def _pod_binpack(self, task: TaskInfo, hyper_nodes: IntArray) -> FloatArray:
-        """``getPodHyperNodeBinPackingScore`` for several HyperNodes at once."""
+    def _pod_binpack(self, task: TaskInfo) -> FloatArray:
+        """``getPodHyperNodeBinPackingScore`` for every HyperNode at once."""
         columns = self.ssn.matrix.index.columns
-        total: FloatArray = np.zeros(len(hyper_nodes))
-        overflow = np.zeros(len(hyper_nodes), dtype=np.bool_)
+        count = len(self.allocatable)
+        total: FloatArray = np.zeros(count)
+        overflow = np.zeros(count, dtype=np.bool_)
         total_weight = 0
         for name in task.resreq.resource_names():
             weight = self.weights.binpack_weight(name)
@@ -518,11 +524,11 @@ class NetworkTopologyAwarePlugin:
             request = task.resreq.get(name)
             column = columns.get(name)
             if column is None:
-                allocatable: FloatArray = np.zeros(len(hyper_nodes))
-                used: FloatArray = np.zeros(len(hyper_nodes))
+                allocatable: FloatArray = np.zeros(count)
+                used: FloatArray = np.zeros(count)
             else:
-                allocatable = self.allocatable[hyper_nodes, column]
-                used = self.used[hyper_nodes, column]
+                allocatable = self.allocatable[:, column]
+                used = self.used[:, column]
             filled = used + request
             over = filled > allocatable
             overflow |= over
@@ -530,7 +536,7 @@ class NetworkTopologyAwarePlugin:
                 total += weight * np.where(over, 0.0, filled / np.where(over, 1.0, allocatable))
             total_weight += weight
         if total_weight <= 0:
-            return np.zeros(len(hyper_nodes))
+            return np.zeros(count)
         result: FloatArray = np.where(overflow, ZERO_SCORE, total / total_weight)
         return result
 
