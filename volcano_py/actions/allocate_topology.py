@@ -136,15 +136,6 @@ class TopologyAllocator:
             sub_job.uid: sub_job.allocated_hyper_node for sub_job in worksheet.sub_jobs
         }
         gradients = ssn.hyper_node_gradient_for_job(job, hyper_node, SearchPurpose.ALLOCATE)
-        if not any(gradients):
-            # Upstream says nothing here, and the job would wait without a reason a person
-            # can read; this is the one thing the dry runs would have told them.
-            job.job_fit_errors = (
-                f"no HyperNode of tier <= {job.hard_topology()[1]} (networkTopology."
-                "highestTierAllowed) can take the job: none has room for its minimum "
-                "resources, or its placed tasks already span more"
-            )
-            return None
         for gradient in gradients:
             solutions: dict[str, tuple[list[Operation], Worksheet, float]] = {}
             # The last candidate's dry run stays applied until the best is known: when it is
@@ -198,6 +189,14 @@ class TopologyAllocator:
             self.recorder.job_decisions[job.uid] = best
             log.debug("job %s allocated to HyperNode %s", job.uid, best)
             return final
+        if not job.nodes_fit_errors and not job.job_fit_errors:
+            # The resource pre-filter left no candidate, so no dry run ran to say why. Upstream
+            # then says nothing and the job waits without a reason a person can read.
+            job.job_fit_errors = (
+                f"no HyperNode of tier <= {job.hard_topology()[1]} (networkTopology."
+                "highestTierAllowed) can take the job: none has room for its minimum "
+                "resources, or its placed tasks already span more"
+            )
         return None
 
     def _recover_sub_jobs(self, job: JobInfo) -> None:
