@@ -161,13 +161,15 @@ class TopologyAllocator:
                     if ssn.job_ready(job):
                         break
                 self._recover_sub_jobs(job)
-                saved = [op for statement in statements for op in statement.save_operations()]
-                if not saved:
+                if not any(statement.operations for statement in statements):
                     continue
                 solved = ssn.job_ready(job) or ssn.job_pipelined(job)
+                last = position == len(gradient) - 1
                 if solved:
+                    # The last candidate is never replayed (kept, or dropped for another).
+                    saved = [] if last else _save(statements)
                     solutions[candidate] = (saved, trial, score)
-                if solved and position == len(gradient) - 1:
+                if solved and last:
                     kept = (candidate, statements)
                 else:
                     _discard(statements)
@@ -434,3 +436,8 @@ def _discard(statements: list[Statement]) -> None:
     """Undo a dry run's statements, the newest first."""
     for statement in reversed(statements):
         statement.discard()
+
+
+def _save(statements: list[Statement]) -> list[Operation]:
+    """A dry run's operations, copied so that it can be replayed after being undone."""
+    return [operation for statement in statements for operation in statement.save_operations()]
