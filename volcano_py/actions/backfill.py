@@ -52,12 +52,7 @@ class Backfill:
         jobs: dict[str, PriorityQueue[JobInfo]] = {}
         tasks: dict[str, PriorityQueue[TaskInfo]] = {}
         for job in ssn.jobs.values():
-            if job.is_pending():
-                continue
-            result = ssn.job_valid(job)
-            if result is not None and not result.passed:
-                continue
-            queue = ssn.queues.get(job.queue)
+            queue = ssn.admitted_queue(job)
             if queue is None:
                 continue
             chosen: list[TaskInfo] = [

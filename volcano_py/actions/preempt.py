@@ -50,12 +50,7 @@ class Preempt:
         tasks: dict[str, PriorityQueue[TaskInfo]] = {}
         under_request: dict[str, list[JobInfo]] = {}
         for job in ssn.jobs.values():
-            if job.is_pending():
-                continue
-            result = ssn.job_valid(job)
-            if result is not None and not result.passed:
-                continue
-            if job.queue not in ssn.queues or not ssn.job_starving(job):
+            if ssn.admitted_queue(job) is None or not ssn.job_starving(job):
                 continue
             if job.with_network_topology():
                 continue

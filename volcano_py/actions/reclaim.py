@@ -38,12 +38,7 @@ class Reclaim:
         starving: dict[str, PriorityQueue[JobInfo]] = {}
         tasks: dict[str, PriorityQueue[TaskInfo]] = {}
         for job in ssn.jobs.values():
-            if job.is_pending():
-                continue
-            result = ssn.job_valid(job)
-            if result is not None and not result.passed:
-                continue
-            queue = ssn.queues.get(job.queue)
+            queue = ssn.admitted_queue(job)
             if queue is None:
                 continue
             if queue.name not in seen:

@@ -429,6 +429,16 @@ class Session:
                 return result
         return None
 
+    def admitted_queue(self, job: JobInfo) -> QueueInfo | None:
+        """The queue of a job that backfill, preempt and reclaim may work on: admitted (not
+        Pending), valid for the plugins, in a queue the session knows; else None."""
+        if job.is_pending():
+            return None
+        result = self.job_valid(job)
+        if result is not None and not result.passed:
+            return None
+        return self.queues.get(job.queue)
+
     def job_starving(self, job: JobInfo) -> bool:
         for tier in self._hooks["job_starving"]:
             if tier:
