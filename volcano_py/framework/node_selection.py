@@ -77,9 +77,8 @@ class PredicateHelper:
         for_preempt: bool = False,
         options: FeasibilityOptions = FeasibilityOptions(),
     ) -> tuple[IntArray, FitErrors]:
-        """The rows of the feasible nodes among ``rows`` (session rows, in node-list order) and,
-        for the
-        nodes examined that failed, why.
+        """The rows of the feasible nodes among ``rows`` (session rows, in node-list order)
+        and, when there is none, why each examined node failed.
 
         ``check_resources`` is allocate's own fit check (request <= future idle); preempt
         leaves it out. With ``for_preempt`` only unresolvable statuses reject a node.
