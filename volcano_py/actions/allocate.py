@@ -14,24 +14,20 @@ sub-group policies; jobs that ask for them are scheduled as if they did not.
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Iterator
 
 import numpy as np
 
 from volcano_py.actions.allocate_topology import TopologyAllocator
+from volcano_py.actions.task_placement import allocate_tasks
 from volcano_py.api.job import PG_INQUEUE, JobInfo
-from volcano_py.api.node import NodeInfo
-from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
-from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import FitError, FitErrors, TaskStatus
-from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
+from volcano_py.api.types import TaskStatus
+from volcano_py.framework.node_selection import PredicateHelper
 from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
-from volcano_py.framework.statement import Statement, StatementError
-
-log = logging.getLogger(__name__)
+from volcano_py.framework.statement import Statement
 
 
 class Allocate:
@@ -108,72 +104,14 @@ class Allocate:
     def _allocate_tasks(
         self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]
     ) -> Statement | None:
-        ssn = self.ssn
-        statement = ssn.statement()
-        helper = PredicateHelper(ssn, self.error_cache)
-        while not tasks.empty():
-            task = tasks.pop()
-            if not ssn.allocatable(queue, task):
-                continue
-            if task.sch_gated:
-                continue
-            if job.task_has_fit_errors(task):
-                errors = FitErrors(
-                    error=f"Task {task.name} with role spec {task.task_role} has already"
-                    " predicated failed, skip"
-                )
-                job.nodes_fit_errors[task.uid] = errors
-                continue
-            status = ssn.pre_predicate_fn(task)
-            if status is not None:
-                errors = FitErrors()
-                for node in ssn.node_list:
-                    errors.set_node_error(node.name, FitError("", [status]))
-                job.nodes_fit_errors[task.uid] = errors
-                if job.need_continue_allocating():
-                    continue
-                break
+        helper = PredicateHelper(self.ssn, self.error_cache)
+        return allocate_tasks(self.ssn, helper, job, queue, _drain(tasks), self.all_rows)
 
-            candidates = self._nominated_candidates(task, helper)
-            fit_errors = None
-            if len(candidates) == 0:
-                candidates, fit_errors = helper.predicate_nodes(task, self.all_rows)
-            if len(candidates) == 0:
-                job.nodes_fit_errors[task.uid] = fit_errors or FitErrors()
-                if job.need_continue_allocating():
-                    continue
-                break
 
-            best = prioritize_nodes(ssn, task, candidates)
-            if best is None:
-                continue
-            self._place(statement, task, best)
-            if ssn.job_ready(job):
-                break
-
-        if ssn.job_ready(job) or ssn.job_pipelined(job):
-            return statement
-        statement.discard()
-        return None
-
-    def _nominated_candidates(self, task: TaskInfo, helper: PredicateHelper) -> IntArray:
-        """A pod nominated to a node (after evictions made room) tries that node first."""
-        nominated = self.ssn.nodes.get(task.nominated_node_name)
-        if nominated is None or not task.init_resreq.less_equal(
-            nominated.future_idle(), DimensionDefault.ZERO
-        ):
-            return np.zeros(0, dtype=np.intp)
-        found, _ = helper.predicate_nodes(task, np.array([nominated.row], dtype=np.intp))
-        return found
-
-    def _place(self, statement: Statement, task: TaskInfo, node: NodeInfo) -> None:
-        try:
-            if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):
-                statement.allocate(task, node)
-            elif task.init_resreq.less_equal(node.future_idle(), DimensionDefault.ZERO):
-                statement.pipeline(task, node.name, eviction_occurred=False)
-        except StatementError as error:
-            log.error("%s", error)
+def _drain(tasks: PriorityQueue[TaskInfo]) -> Iterator[TaskInfo]:
+    """Pop lazily: the tasks a gang did not need stay queued for the job's next turn."""
+    while not tasks.empty():
+        yield tasks.pop()
 
 
 def new() -> Allocate:

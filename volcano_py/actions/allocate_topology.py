@@ -27,19 +27,15 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from volcano_py.actions.task_placement import allocate_tasks
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
 from volcano_py.api.job import JobInfo
-from volcano_py.api.node import NodeInfo
-from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
-from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import FitError, FitErrors
-from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
+from volcano_py.framework.node_selection import PredicateHelper
 from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Operation, Statement, StatementError
@@ -334,102 +330,19 @@ class TopologyAllocator:
     ) -> Statement | None:
         """``allocateResourcesForTasks`` on the nodes of ``hyper_node`` only: the flat path's
         loop, plus the HyperNode the placed tasks span so far (fed to node scoring)."""
-        ssn = self.ssn
-        rows = ssn.hyper_node_rows(hyper_node)
+        rows = self.ssn.hyper_node_rows(hyper_node)
         if len(rows) == 0:
             return None
-        statement = ssn.statement()
-        helper = PredicateHelper(ssn, self.error_cache)
-        allocated = sub_job.allocated_hyper_node
-        with_topology = sub_job.with_network_topology()
-        while tasks:
-            task = tasks.popleft()
-            if not ssn.allocatable(queue, task):
-                continue
-            if task.sch_gated:
-                continue
-            if job.task_has_fit_errors(task):
-                job.nodes_fit_errors[task.uid] = FitErrors(
-                    error=f"Task {task.name} with role spec {task.task_role} has already"
-                    " predicated failed, skip"
-                )
-                continue
-            status = ssn.pre_predicate_fn(task)
-            if status is not None:
-                errors = FitErrors()
-                node_list = ssn.node_list
-                for row in rows.tolist():
-                    errors.set_node_error(node_list[row].name, FitError("", [status]))
-                job.nodes_fit_errors[task.uid] = errors
-                if job.need_continue_allocating():
-                    continue
-                break
+        helper = PredicateHelper(self.ssn, self.error_cache)
+        return allocate_tasks(
+            self.ssn, helper, job, queue, _drain(tasks), rows, hyper_node, sub_job
+        )
 
-            candidates = self._nominated_candidates(task, helper, rows)
-            fit_errors: FitErrors | None = None
-            if len(candidates) == 0:
-                candidates, fit_errors = helper.predicate_nodes(task, rows)
-            if len(candidates) == 0:
-                if fit_errors is None:
-                    fit_errors = FitErrors()
-                elif hyper_node != CLUSTER_TOP_HYPER_NODE:
-                    fit_errors.hyper_node = hyper_node
-                job.nodes_fit_errors[task.uid] = fit_errors
-                if job.need_continue_allocating():
-                    continue
-                break
 
-            if with_topology:
-                task.job_allocated_hyper_node = allocated
-            best = prioritize_nodes(ssn, task, candidates)
-            if best is None:
-                continue
-            if not self._place(statement, task, best):
-                continue
-            if with_topology:
-                allocated = self._spanned(best.name, allocated)
-            if ssn.job_ready(job):
-                break
-
-        if ssn.job_ready(job) or ssn.job_pipelined(job):
-            return statement
-        statement.discard()
-        return None
-
-    def _spanned(self, node: str, allocated: str) -> str:
-        """``getNewAllocatedHyperNode``: the LCA of what the placed tasks spanned and the
-        lowest-tier HyperNode of the node just used."""
-        topology = self.ssn.topology
-        hyper_node = topology.tree.find_hyper_node_for_node(node)
-        if not hyper_node:
-            return allocated
-        return topology.lca(hyper_node, allocated) if allocated else hyper_node
-
-    def _nominated_candidates(
-        self, task: TaskInfo, helper: PredicateHelper, rows: IntArray
-    ) -> IntArray:
-        """A pod nominated (after evictions) to a node of this HyperNode tries it first."""
-        ssn = self.ssn
-        nominated = ssn.nodes.get(task.nominated_node_name)
-        empty = rows[:0]
-        if nominated is None or not bool(np.any(rows == nominated.row)):
-            return empty
-        if not task.init_resreq.less_equal(nominated.future_idle(), DimensionDefault.ZERO):
-            return empty
-        found, _ = helper.predicate_nodes(task, rows[rows == nominated.row])
-        return found
-
-    @staticmethod
-    def _place(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
-        try:
-            if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):
-                statement.allocate(task, node)
-            elif task.init_resreq.less_equal(node.future_idle(), DimensionDefault.ZERO):
-                statement.pipeline(task, node.name, eviction_occurred=False)
-        except StatementError as error:
-            log.error("%s", error)
-            return False
-        return True
+def _drain(tasks: deque[TaskInfo]) -> Iterator[TaskInfo]:
+    """Pop lazily: a dry run's leftover tasks tell the caller what is still unplaced."""
+    while tasks:
+        yield tasks.popleft()
 
 
 def _discard(statements: list[Statement]) -> None:

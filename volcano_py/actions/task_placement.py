@@ -1,0 +1,137 @@
+"""The task loop both allocate paths share: ``allocateResourcesForTasks``
+(``actions/allocate/allocate.go``).
+
+The flat path runs it over every node; the HyperNode search runs it, as a dry run, over one
+HyperNode's nodes and also tracks the HyperNode the placed tasks span so far (node scoring
+reads it). One loop serves both so that a fix to the gang rules lands in both at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
+from volcano_py.api.job import JobInfo
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import IntArray
+from volcano_py.api.queue import QueueInfo
+from volcano_py.api.resource import DimensionDefault
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import FitError, FitErrors
+from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
+from volcano_py.framework.session import Session
+from volcano_py.framework.statement import Statement, StatementError
+from volcano_py.framework.topology import SubJobInfo
+
+log = logging.getLogger(__name__)
+
+
+def allocate_tasks(
+    ssn: Session,
+    helper: PredicateHelper,
+    job: JobInfo,
+    queue: QueueInfo,
+    tasks: Iterator[TaskInfo],
+    rows: IntArray,
+    hyper_node: str = CLUSTER_TOP_HYPER_NODE,
+    sub_job: SubJobInfo | None = None,
+) -> Statement | None:
+    """Place ``tasks`` on the nodes at ``rows`` in one statement, stopping once the gang is
+    ready; the statement is returned when the job is ready or pipelined, else discarded.
+
+    ``tasks`` is consumed lazily: what the loop did not reach stays with the caller.
+    ``hyper_node`` and ``sub_job`` are given by the HyperNode search only.
+    """
+    statement = ssn.statement()
+    allocated = sub_job.allocated_hyper_node if sub_job is not None else ""
+    with_topology = sub_job is not None and sub_job.with_network_topology()
+    for task in tasks:
+        if not ssn.allocatable(queue, task):
+            continue
+        if task.sch_gated:
+            continue
+        if job.task_has_fit_errors(task):
+            job.nodes_fit_errors[task.uid] = FitErrors(
+                error=f"Task {task.name} with role spec {task.task_role} has already"
+                " predicated failed, skip"
+            )
+            continue
+        status = ssn.pre_predicate_fn(task)
+        if status is not None:
+            errors = FitErrors()
+            node_list = ssn.node_list
+            for row in rows.tolist():
+                errors.set_node_error(node_list[row].name, FitError("", [status]))
+            job.nodes_fit_errors[task.uid] = errors
+            if job.need_continue_allocating():
+                continue
+            break
+
+        candidates = _nominated_candidates(task, helper, rows)
+        fit_errors: FitErrors | None = None
+        if len(candidates) == 0:
+            candidates, fit_errors = helper.predicate_nodes(task, rows)
+        if len(candidates) == 0:
+            if fit_errors is None:
+                fit_errors = FitErrors()
+            elif hyper_node != CLUSTER_TOP_HYPER_NODE:
+                fit_errors.hyper_node = hyper_node
+            job.nodes_fit_errors[task.uid] = fit_errors
+            if job.need_continue_allocating():
+                continue
+            break
+
+        if with_topology:
+            task.job_allocated_hyper_node = allocated
+        best = prioritize_nodes(ssn, task, candidates)
+        if best is None:
+            continue
+        if _place(statement, task, best) and with_topology:
+            allocated = _spanned(ssn, best.name, allocated)
+        if ssn.job_ready(job):
+            break
+
+    if ssn.job_ready(job) or ssn.job_pipelined(job):
+        return statement
+    statement.discard()
+    return None
+
+
+def _nominated_candidates(task: TaskInfo, helper: PredicateHelper, rows: IntArray) -> IntArray:
+    """A pod nominated to a node (after evictions made room) tries that node first, when the
+    node is among ``rows``."""
+    nominated = helper.ssn.nodes.get(task.nominated_node_name)
+    empty = rows[:0]
+    if nominated is None:
+        return empty
+    mine = rows[rows == nominated.row]
+    if len(mine) == 0:
+        return empty
+    if not task.init_resreq.less_equal(nominated.future_idle(), DimensionDefault.ZERO):
+        return empty
+    found, _ = helper.predicate_nodes(task, mine)
+    return found
+
+
+def _place(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
+    """Allocate onto the node's idle, else pipeline onto its future idle."""
+    try:
+        if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):
+            statement.allocate(task, node)
+        elif task.init_resreq.less_equal(node.future_idle(), DimensionDefault.ZERO):
+            statement.pipeline(task, node.name, eviction_occurred=False)
+    except StatementError as error:
+        log.error("%s", error)
+        return False
+    return True
+
+
+def _spanned(ssn: Session, node: str, allocated: str) -> str:
+    """``getNewAllocatedHyperNode``: the LCA of what the placed tasks spanned and the
+    lowest-tier HyperNode of the node just used."""
+    topology = ssn.topology
+    hyper_node = topology.tree.find_hyper_node_for_node(node)
+    if not hyper_node:
+        return allocated
+    return topology.lca(hyper_node, allocated) if allocated else hyper_node
