@@ -260,24 +260,26 @@ class Session:
 
     # ------------------------------------------------------------------ ordering
 
+    def _compare(self, hook: str, left: Any, right: Any) -> int:
+        """The first non-zero verdict of the ``hook`` plugins, tier by tier; 0 when all tie."""
+        for fn in self._flat(hook):
+            answer = fn(left, right)
+            if answer != 0:
+                return int(answer)
+        return 0
+
     def job_order_fn(self, left: JobInfo, right: JobInfo) -> bool:
         """Does ``left`` go before ``right``?"""
-        for fn in self._flat("job_order"):
-            answer = fn(left, right)
-            if answer != 0:
-                return bool(answer < 0)
-        if left.creation_timestamp == right.creation_timestamp:
-            return left.uid < right.uid
-        return left.creation_timestamp < right.creation_timestamp
+        answer = self.job_compare(left, right)
+        if answer != 0:
+            return answer < 0
+        return _created_first(left, right)
 
     def queue_order_fn(self, left: QueueInfo, right: QueueInfo) -> bool:
-        for fn in self._flat("queue_order"):
-            answer = fn(left, right)
-            if answer != 0:
-                return bool(answer < 0)
-        if left.creation_timestamp == right.creation_timestamp:
-            return left.uid < right.uid
-        return left.creation_timestamp < right.creation_timestamp
+        answer = self._compare("queue_order", left, right)
+        if answer != 0:
+            return answer < 0
+        return _created_first(left, right)
 
     def victim_queue_order_fn(
         self, left: QueueInfo, right: QueueInfo, preemptor: QueueInfo
@@ -289,11 +291,7 @@ class Session:
         return not self.queue_order_fn(left, right)
 
     def task_compare(self, left: TaskInfo, right: TaskInfo) -> int:
-        for fn in self._flat("task_order"):
-            answer = fn(left, right)
-            if answer != 0:
-                return int(answer)
-        return 0
+        return self._compare("task_order", left, right)
 
     def task_order_fn(self, left: TaskInfo, right: TaskInfo) -> bool:
         answer = self.task_compare(left, right)
@@ -302,11 +300,7 @@ class Session:
         return compare_tasks(left, right) < 0
 
     def job_compare(self, left: JobInfo, right: JobInfo) -> int:
-        for fn in self._flat("job_order"):
-            answer = fn(left, right)
-            if answer != 0:
-                return int(answer)
-        return 0
+        return self._compare("job_order", left, right)
 
     # ------------------------------------------------------------------ predicates
 
@@ -793,3 +787,10 @@ def victims_queue(ssn: Session, victims: list[TaskInfo], preemptor: TaskInfo) ->
         return job_then_task(left_job, right_job, left, right)
 
     return PriorityQueue(before, victims)
+
+
+def _created_first(left: JobInfo | QueueInfo, right: JobInfo | QueueInfo) -> bool:
+    """The order when every plugin ties: the older first, then by UID."""
+    if left.creation_timestamp == right.creation_timestamp:
+        return left.uid < right.uid
+    return left.creation_timestamp < right.creation_timestamp
