@@ -105,7 +105,10 @@ def test_enable_flags_are_upstream_yaml_keys():
 
 def test_every_hook_flag_is_a_conf_flag():
     for name, spec in HOOKS.items():
-        assert spec.flag is None or spec.flag in ENABLE_FLAGS, name
+        flags = (
+            () if spec.flag is None else (spec.flag,) if isinstance(spec.flag, str) else spec.flag
+        )
+        assert all(flag in ENABLE_FLAGS for flag in flags), name
 
 
 def test_load_scheduler_conf_upstream():

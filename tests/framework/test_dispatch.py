@@ -39,7 +39,7 @@ from volcano_py.framework.session import Session, open_session, victims_queue
 from volcano_py.plugins import priority
 
 # The contract, as spec §2.8 states it: hook -> (gate flag, combination rule).
-EXPECTED_TABLE: dict[str, tuple[str | None, Combine]] = {
+EXPECTED_TABLE: dict[str, tuple[str | tuple[str, ...] | None, Combine]] = {
     "job_order": ("enableJobOrder", Combine.FIRST_NONZERO),
     "queue_order": ("enableQueueOrder", Combine.FIRST_NONZERO),
     "victim_queue_order": (None, Combine.FIRST_NONZERO),
@@ -53,6 +53,11 @@ EXPECTED_TABLE: dict[str, tuple[str | None, Combine]] = {
     "batch_node_order": ("enableNodeOrder", Combine.SUM),
     "preemptable": ("enablePreemptable", Combine.INTERSECT_PER_TIER),
     "reclaimable": ("enableReclaimable", Combine.INTERSECT_PER_TIER),
+    "unified_evictable": (None, Combine.INTERSECT_PER_TIER),
+    "simulate_allocatable": ("enabledAllocatable", Combine.ALL_TRUE),
+    "simulate_predicate": ("enablePredicate", Combine.ALL_PASS),
+    "simulate_add_task": (("enablePreemptable", "enabledAllocatable"), Combine.ALL_PASS),
+    "simulate_remove_task": (("enablePreemptable", "enabledAllocatable"), Combine.ALL_PASS),
     "overused": ("enabledOverused", Combine.ANY_TRUE),
     "preemptive": ("enablePreemptive", Combine.ALL_TRUE),
     "allocatable": ("enabledAllocatable", Combine.ALL_TRUE),
@@ -101,7 +106,7 @@ def test_hook_table_is_the_spec_table():
 
 @pytest.mark.parametrize("hook", sorted(HOOKS))
 def test_every_hook_has_an_add_method_that_registers_it(hook):
-    ssn = session([plugin("p", *([HOOKS[hook].flag] if HOOKS[hook].flag else []))])
+    ssn = session([plugin("p", *flags_of(hook))])
     assert not ssn.has_hook(hook)
     getattr(ssn, f"add_{hook}_fn")("p", lambda *args: None)
     assert ssn.has_hook(hook)
@@ -111,15 +116,19 @@ def test_every_hook_has_an_add_method_that_registers_it(hook):
 
 @pytest.mark.parametrize("hook", sorted(HOOKS))
 def test_gate_flag_decides_registration(hook):
+    own = flags_of(hook)
+    every_other_flag = {f for name in HOOKS for f in flags_of(name)} - set(own)
+    off = session([PluginSpec("p", tuple(sorted(every_other_flag)), {hook: lambda *a: None})])
+    assert off.has_hook(hook) is (not own)  # an ungated hook (job_valid, ...) is always on
+    # Any one of a hook's flags turns it on (the simulate task hooks have two).
+    for flag in own or ((),):
+        on = session([PluginSpec("p", (flag,) if flag else (), {hook: lambda *a: None})])
+        assert on.has_hook(hook)
+
+
+def flags_of(hook: str) -> tuple[str, ...]:
     flag = HOOKS[hook].flag
-    every_other_flag = [
-        f for f in {spec.flag for spec in HOOKS.values()} if f is not None and f != flag
-    ]
-    off = session([PluginSpec("p", tuple(every_other_flag), {hook: lambda *a: None})])
-    on = session([PluginSpec("p", (flag,) if flag else (), {hook: lambda *a: None})])
-    assert on.has_hook(hook)
-    # A hook without a gate (job_valid, victim_queue_order) is always on.
-    assert off.has_hook(hook) is (flag is None)
+    return () if flag is None else (flag,) if isinstance(flag, str) else flag
 
 
 def test_plugin_not_in_tiers_registers_in_last_tier_enabled():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
@@ -43,7 +43,8 @@ class Combine(Enum):
 
 @dataclass(frozen=True, slots=True)
 class HookSpec:
-    flag: str | None
+    # The ``enableXxx`` flag(s) gating the hook: a tuple means any of them enables it.
+    flag: str | tuple[str, ...] | None
     combine: Combine
     doc: str
 
@@ -80,6 +81,42 @@ BatchNodeOrderFn: TypeAlias = Callable[[TaskInfo, IntArray], FloatArray]
 BestNodeFn: TypeAlias = Callable[[TaskInfo, Mapping[float, Sequence[NodeInfo]]], "NodeInfo | None"]
 # (victims, code): code 0 means the plugin abstains.
 EvictableFn: TypeAlias = Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], int]]
+
+
+class EvictionKind(Enum):
+    """Who asks for victims: the gang-aware actions or the task-level ones."""
+
+    GANG_PREEMPT = "gangpreempt"
+    GANG_RECLAIM = "gangreclaim"
+    TASK_PREEMPT = "preempt"
+    TASK_RECLAIM = "reclaim"
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionContext:
+    """The initiator of a gang-aware eviction: the whole job (``task`` only for task-level
+    kinds) and the HyperNode domain the victims are sought in."""
+
+    kind: EvictionKind
+    job: JobInfo
+    hyper_node: str
+    task: TaskInfo | None = None
+
+
+UnifiedEvictableFn: TypeAlias = Callable[
+    [EvictionContext, list[TaskInfo]], tuple[list[TaskInfo], int]
+]
+# A dry run's scratch space (Kubernetes' CycleState): each plugin keeps what it needs to answer
+# "would it fit if these victims were gone" under its own key, cloned per candidate node.
+SimulationState: TypeAlias = dict[str, Any]
+SimulateAllocatableFn: TypeAlias = Callable[[SimulationState, QueueInfo, TaskInfo], bool]
+SimulatePredicateFn: TypeAlias = Callable[
+    [SimulationState, TaskInfo, NodeInfo], "Status | tuple[Status, ...] | None"
+]
+# (state, task to schedule, task added to / removed from the node, node) -> failure or None.
+SimulateTaskChangeFn: TypeAlias = Callable[
+    [SimulationState, TaskInfo, TaskInfo, NodeInfo], "Status | None"
+]
 QueueValidateFn: TypeAlias = Callable[[QueueInfo], bool]
 PreemptiveFn: TypeAlias = Callable[[QueueInfo, list[TaskInfo]], bool]
 AllocatableFn: TypeAlias = Callable[[QueueInfo, TaskInfo], bool]
@@ -142,6 +179,32 @@ HOOKS: Final[dict[str, HookSpec]] = {
         "enableReclaimable",
         Combine.INTERSECT_PER_TIER,
         "(reclaimer, candidates) -> (victims, code)",
+    ),
+    # Upstream registers and calls it without a flag.
+    "unified_evictable": HookSpec(
+        None,
+        Combine.INTERSECT_PER_TIER,
+        "(eviction context, candidates) -> (victims, code); gangpreempt and gangreclaim",
+    ),
+    "simulate_allocatable": HookSpec(
+        "enabledAllocatable",
+        Combine.ALL_TRUE,
+        "(state, queue, task) -> bool; allocatable with the dry run's victims gone",
+    ),
+    "simulate_predicate": HookSpec(
+        "enablePredicate",
+        Combine.ALL_PASS,
+        "(state, task, node) -> Status; predicates with the dry run's victims gone",
+    ),
+    "simulate_add_task": HookSpec(
+        ("enablePreemptable", "enabledAllocatable"),
+        Combine.ALL_PASS,
+        "(state, task to schedule, task put back, node) -> Status",
+    ),
+    "simulate_remove_task": HookSpec(
+        ("enablePreemptable", "enabledAllocatable"),
+        Combine.ALL_PASS,
+        "(state, task to schedule, task removed, node) -> Status",
     ),
     "overused": HookSpec("enabledOverused", Combine.ANY_TRUE, "(queue) -> bool"),
     "preemptive": HookSpec("enablePreemptive", Combine.ALL_TRUE, "(queue, tasks) -> bool"),

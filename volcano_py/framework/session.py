@@ -35,7 +35,7 @@ from volcano_py.cache.snapshot import ClusterSnapshot
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import PluginOption, SchedulerConf
 from volcano_py.framework.event import EventHandler
-from volcano_py.framework.hooks import HOOKS, NodeMask
+from volcano_py.framework.hooks import HOOKS, EvictionContext, NodeMask, SimulationState
 from volcano_py.framework.plugin import Plugin, PluginBuilder
 from volcano_py.framework.statement import Statement
 from volcano_py.framework.topology import (
@@ -160,7 +160,8 @@ class Session:
             tier, enabled = len(self.conf.tiers) - 1, True
         else:
             tier, option = slot
-            enabled = spec.flag is None or option.enabled(spec.flag)
+            flags = (spec.flag,) if isinstance(spec.flag, str) else spec.flag
+            enabled = flags is None or any(option.enabled(flag) for flag in flags)
         if enabled and tier >= 0:
             self._hooks[hook][tier].append((plugin, fn))
 
@@ -203,6 +204,21 @@ class Session:
 
     def add_reclaimable_fn(self, plugin: str, fn: Any) -> None:
         self.register("reclaimable", plugin, fn)
+
+    def add_unified_evictable_fn(self, plugin: str, fn: Any) -> None:
+        self.register("unified_evictable", plugin, fn)
+
+    def add_simulate_allocatable_fn(self, plugin: str, fn: Any) -> None:
+        self.register("simulate_allocatable", plugin, fn)
+
+    def add_simulate_predicate_fn(self, plugin: str, fn: Any) -> None:
+        self.register("simulate_predicate", plugin, fn)
+
+    def add_simulate_add_task_fn(self, plugin: str, fn: Any) -> None:
+        self.register("simulate_add_task", plugin, fn)
+
+    def add_simulate_remove_task_fn(self, plugin: str, fn: Any) -> None:
+        self.register("simulate_remove_task", plugin, fn)
 
     def add_overused_fn(self, plugin: str, fn: Any) -> None:
         self.register("overused", plugin, fn)
@@ -388,6 +404,40 @@ class Session:
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
         return all(fn(queue, task) for fn in self._flat("allocatable"))
 
+    # ------------------------------------------------------------------ dry runs
+
+    def simulate_allocatable(
+        self, state: SimulationState, queue: QueueInfo, task: TaskInfo
+    ) -> bool:
+        return all(fn(state, queue, task) for fn in self._flat("simulate_allocatable"))
+
+    def simulate_predicate(
+        self, state: SimulationState, task: TaskInfo, node: NodeInfo
+    ) -> tuple[Status, ...]:
+        """The first plugin's failing statuses for ``task`` on ``node`` in the dry run."""
+        for fn in self._flat("simulate_predicate"):
+            statuses = as_statuses(fn(state, task, node))
+            if statuses:
+                return statuses
+        return ()
+
+    def simulate_remove_task(
+        self, state: SimulationState, to_schedule: TaskInfo, removed: TaskInfo, node: NodeInfo
+    ) -> Status | None:
+        return self._first_failure("simulate_remove_task", state, to_schedule, removed, node)
+
+    def simulate_add_task(
+        self, state: SimulationState, to_schedule: TaskInfo, added: TaskInfo, node: NodeInfo
+    ) -> Status | None:
+        return self._first_failure("simulate_add_task", state, to_schedule, added, node)
+
+    def _first_failure(self, hook: str, *args: Any) -> Status | None:
+        for fn in self._flat(hook):
+            failure: Status | None = fn(*args)
+            if failure is not None:
+                return failure
+        return None
+
     # ------------------------------------------------------------------ jobs
 
     def job_ready(self, job: JobInfo) -> bool:
@@ -451,7 +501,7 @@ class Session:
     # ------------------------------------------------------------------ victims
 
     def _intersect_victims(
-        self, hook: str, actor: TaskInfo, candidates: list[TaskInfo]
+        self, hook: str, actor: TaskInfo | EvictionContext, candidates: list[TaskInfo]
     ) -> list[TaskInfo]:
         for tier in self._hooks[hook]:
             victims: list[TaskInfo] | None = None
@@ -477,6 +527,12 @@ class Session:
 
     def reclaimable(self, reclaimer: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
         return self._intersect_victims("reclaimable", reclaimer, candidates)
+
+    def unified_evictable(
+        self, context: EvictionContext, candidates: list[TaskInfo]
+    ) -> list[TaskInfo]:
+        """The candidates the gang-aware actions may evict (tiers intersect as Preemptable)."""
+        return self._intersect_victims("unified_evictable", context, candidates)
 
     def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
         for tier in self._hooks["victim_tasks"]:

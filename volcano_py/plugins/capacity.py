@@ -28,10 +28,7 @@ Not ported:
   names in a queue spec are dropped like any non-resource name; asking for DRA is logged.
 * The ``SchedulingGatesQueueAdmission`` reserved-task cache (an alpha feature gate, off by
   default upstream; the project has no feature gates yet).
-* PrePredicateFn / SimulateAllocatableFn / SimulateAddTaskFn / SimulateRemoveTaskFn and
-  UnifiedEvictableFn: the framework has no CycleState simulation and no gang-preempt /
-  gang-reclaim actions yet. ``_queue_allocatable`` takes the attributes to check, so the
-  simulated variant is a call over cloned attributes once those hooks exist.
+* PrePredicateFn (the reserved-task admission above).
 """
 
 from __future__ import annotations
@@ -57,7 +54,13 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ROOT_QUEUE, Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
-from volcano_py.framework.hooks import EvictableFn, VoteFn
+from volcano_py.framework.hooks import (
+    EvictableFn,
+    EvictionContext,
+    EvictionKind,
+    UnifiedEvictableFn,
+    VoteFn,
+)
 from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session, victims_queue
 from volcano_py.plugins._plugin_helpers import (
@@ -243,6 +246,7 @@ class CapacityPlugin:
             ssn.add_queue_order_fn(self.name, self.flat_queue_order)
 
         ssn.add_reclaimable_fn(self.name, self._reclaimable(ssn))
+        ssn.add_unified_evictable_fn(self.name, self._gang_evictable(ssn))
         ssn.add_preemptive_fn(self.name, self.preemptive)
         ssn.add_allocatable_fn(self.name, self.allocatable)
         ssn.add_job_enqueueable_fn(self.name, self._job_enqueueable(ssn))
@@ -621,6 +625,45 @@ class CapacityPlugin:
             return victims, Vote.PERMIT
 
         return reclaimable
+
+    def _gang_evictable(self, ssn: Session) -> UnifiedEvictableFn:
+        """gangreclaim's victims: per victim queue, never below its guarantee, and only while
+        the queue is above what it deserves on the victim's dimensions (a task holding nothing
+        the queue deserves is always a victim). gangpreempt stays inside one queue, where
+        capacity has nothing to say."""
+
+        def evictable(
+            context: EvictionContext, candidates: list[TaskInfo]
+        ) -> tuple[list[TaskInfo], int]:
+            if context.kind is EvictionKind.GANG_PREEMPT:
+                return candidates, Vote.PERMIT
+            if not self.ready:
+                log.info("capacity: queue hierarchy is inconsistent; no reclaim")
+                return [], Vote.REJECT
+            victims: list[TaskInfo] = []
+            allocations: dict[str, Resource] = {}
+            for candidate in candidates:
+                job = ssn.jobs.get(candidate.job)
+                attr = self.queue_attributes.get(job.queue) if job is not None else None
+                if job is None or attr is None:
+                    continue
+                allocated = allocations.get(job.queue)
+                if allocated is None:
+                    allocated = allocations[job.queue] = attr.allocated.clone()
+                remaining = allocated.clone().sub_without_assert(candidate.resreq)
+                if not attr.guarantee.less_equal(remaining, DimensionDefault.ZERO):
+                    continue
+                if _has_relevant_deserved(candidate, attr.deserved):
+                    exceeds, _ = allocated.greater_partly_with_relevant_dimensions(
+                        attr.deserved, candidate.resreq
+                    )
+                    if not exceeds:
+                        continue
+                allocated.sub_without_assert(candidate.resreq)
+                victims.append(candidate)
+            return victims, Vote.PERMIT
+
+        return evictable
 
     def _select_victims(
         self,

@@ -1,8 +1,8 @@
 """conformance: never evict what keeps the cluster itself running
 (``pkg/scheduler/plugins/conformance/conformance.go``).
 
-Registers PreemptableFn and ReclaimableFn (the same filter). Not ported yet:
-UnifiedEvictableFn (gang-preempt/reclaim actions), which applies the same filter.
+Registers PreemptableFn, ReclaimableFn and UnifiedEvictableFn (gangpreempt/gangreclaim), all the
+same filter.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Final
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Vote
 from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.hooks import EvictionContext
 from volcano_py.framework.session import Session
 
 PLUGIN_NAME = "conformance"
@@ -25,7 +26,9 @@ def is_protected(task: TaskInfo) -> bool:
     return class_name in SYSTEM_CRITICAL_CLASSES or task.namespace == SYSTEM_NAMESPACE
 
 
-def evictable(_evictor: TaskInfo, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+def evictable(
+    _evictor: TaskInfo | EvictionContext, candidates: list[TaskInfo]
+) -> tuple[list[TaskInfo], int]:
     return [task for task in candidates if not is_protected(task)], Vote.PERMIT
 
 
@@ -38,6 +41,7 @@ class ConformancePlugin:
     def on_session_open(self, ssn: Session) -> None:
         ssn.add_preemptable_fn(self.name, evictable)
         ssn.add_reclaimable_fn(self.name, evictable)
+        ssn.add_unified_evictable_fn(self.name, evictable)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -1,13 +1,13 @@
 """gang: all-or-nothing scheduling of a job's ``minAvailable`` tasks
 (``pkg/scheduler/plugins/gang/gang.go``).
 
-Registers JobValidFn, PreemptableFn and ReclaimableFn (the same function), JobOrderFn,
-JobReadyFn, JobPipelinedFn and JobStarvingFn; on close it writes each job's ``Unschedulable``
-or ``Scheduled`` PodGroup condition.
+Registers JobValidFn, PreemptableFn and ReclaimableFn (the same function), UnifiedEvictableFn
+(permits all: gangpreempt and gangreclaim keep gangs whole themselves), JobOrderFn, JobReadyFn,
+JobPipelinedFn and JobStarvingFn; on close it writes each job's ``Unschedulable`` or
+``Scheduled`` PodGroup condition.
 
 Not ported yet: the sub-job variants (SubJobOrderFn, SubJobReadyFn, SubJobPipelinedFn and the
-SubGroupPolicy checks inside the job functions) and UnifiedEvictableFn (the gang-preempt and
-gang-reclaim actions).
+SubGroupPolicy checks inside the job functions).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from volcano_py.api.job import JobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus, ValidateResult, Vote
 from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.hooks import EvictionContext
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import rfc3339
 
@@ -61,6 +62,10 @@ def job_order(left: JobInfo, right: JobInfo) -> int:
     if left_ready == right_ready:
         return 0
     return 1 if left_ready else -1
+
+
+def permit_all(_context: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], int]:
+    return candidates, Vote.PERMIT
 
 
 def job_ready(job: JobInfo) -> bool:
@@ -147,6 +152,9 @@ class GangPlugin:
 
         ssn.add_reclaimable_fn(self.name, preemptable)
         ssn.add_preemptable_fn(self.name, preemptable)
+        # gangpreempt/gangreclaim keep victim gangs whole through their safe/whole bundles,
+        # so the task-count check above does not apply there.
+        ssn.add_unified_evictable_fn(self.name, permit_all)
         ssn.add_job_order_fn(self.name, job_order)
         ssn.add_job_ready_fn(self.name, job_ready)
         ssn.add_job_pipelined_fn(self.name, job_pipelined)

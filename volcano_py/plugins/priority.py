@@ -1,9 +1,10 @@
 """priority: order and preempt by PriorityClass (``pkg/scheduler/plugins/priority/priority.go``).
 
-Registers TaskOrderFn, JobOrderFn, PreemptableFn and JobStarvingFn. It has no ReclaimableFn:
-reclaim between queues is about fairness, not priority.
+Registers TaskOrderFn, JobOrderFn, PreemptableFn, UnifiedEvictableFn and JobStarvingFn. It has
+no ReclaimableFn, and its UnifiedEvictableFn permits every gangreclaim victim: reclaim between
+queues is about fairness, not priority.
 
-Not ported yet: SubJobOrderFn and UnifiedEvictableFn (sub-jobs, gang-preempt/reclaim).
+Not ported yet: SubJobOrderFn (sub-group policies).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from volcano_py.api.job import JobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Vote
 from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.hooks import EvictionContext, EvictionKind, UnifiedEvictableFn
 from volcano_py.framework.session import Session
 
 log = logging.getLogger(__name__)
@@ -75,7 +77,26 @@ class PriorityPlugin:
         ssn.add_task_order_fn(self.name, task_order)
         ssn.add_job_order_fn(self.name, job_order)
         ssn.add_preemptable_fn(self.name, preemptable)
+        ssn.add_unified_evictable_fn(self.name, self._gang_evictable(ssn))
         ssn.add_job_starving_fn(self.name, job_starving)
+
+    @staticmethod
+    def _gang_evictable(ssn: Session) -> UnifiedEvictableFn:
+        def evictable(
+            context: EvictionContext, candidates: list[TaskInfo]
+        ) -> tuple[list[TaskInfo], int]:
+            # Reclaim settles fairness between queues; priority has no say there (as the
+            # task-level reclaim, where priority registers no ReclaimableFn).
+            if context.kind is EvictionKind.GANG_RECLAIM:
+                return candidates, Vote.PERMIT
+            victims = []
+            for candidate in candidates:
+                victim_job = ssn.jobs.get(candidate.job)
+                if victim_job is not None and victim_job.priority < context.job.priority:
+                    victims.append(candidate)
+            return victims, Vote.PERMIT
+
+        return evictable
 
     def on_session_close(self, ssn: Session) -> None:
         return None
