@@ -5,12 +5,14 @@ pending high-priority gangs of 10 one-CPU tasks:
 
 * preempt: everything in one queue; the gangs preempt low-priority pods;
 * reclaim: the running pods belong to an overused queue, the gangs to a second queue that
-  deserves half the cluster.
+  deserves half the cluster;
+* gangpreempt and gangreclaim: the same two clusters, with the gang-aware actions (whole
+  victim bundles, a dry run of each gang before anything is evicted).
 
 Reports the time of the action (the victim search and the evictions), the evictions made and
 evictions per second.
 
-    python -m bench contention
+    python -m bench contention [preempt|reclaim|gangpreempt|gangreclaim|all]
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ RUNNING_JOBS, RUNNING_PER_JOB = 1000, 10
 GANGS, GANG_SIZE = 100, 10
 
 PREEMPT_CONF = """
-actions: "enqueue, allocate, preempt"
+actions: "enqueue, allocate, {action}"
 tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}]
 - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 """
 RECLAIM_CONF = """
-actions: "enqueue, allocate, reclaim"
+actions: "enqueue, allocate, {action}"
 tiers:
 - plugins: [{name: priority}, {name: gang, enableReclaimable: false}, {name: conformance}]
 - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
@@ -129,12 +131,15 @@ def build(low_queue: str, high_queue: str) -> SchedulerCache:
     return cache
 
 
+KINDS = ("preempt", "reclaim", "gangpreempt", "gangreclaim")
+
+
 def run(kind: str) -> dict[str, float]:
-    if kind == "preempt":
+    if kind.endswith("preempt"):
         cache, text = build("default", "default"), PREEMPT_CONF
     else:
         cache, text = build("low", "high"), RECLAIM_CONF
-    conf = parse_conf(text, BUILTIN_ACTIONS)
+    conf = parse_conf(text.replace("{action}", kind), BUILTIN_ACTIONS)
     freeze_long_lived()
     timings: dict[str, float] = {}
     with gc_paused():
@@ -152,9 +157,9 @@ def run(kind: str) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench contention")
-    parser.add_argument("which", nargs="?", choices=("preempt", "reclaim", "both"), default="both")
+    parser.add_argument("which", nargs="?", choices=(*KINDS, "all"), default="all")
     args = parser.parse_args(argv)
-    kinds = ["preempt", "reclaim"] if args.which == "both" else [args.which]
+    kinds = list(KINDS) if args.which == "all" else [args.which]
     for kind in kinds:
         timings = run(kind)
         action_seconds = timings[kind]

@@ -258,7 +258,7 @@ def test_actions_are_split_and_trimmed_in_order():
 
 
 @pytest.mark.parametrize(
-    "actions", ["enqueue, allocate, gangpreempt", "allocate,", "allocat", ""], ids=repr
+    "actions", ["enqueue, allocate, gangpreemt", "allocate,", "allocat", ""], ids=repr
 )
 def test_unknown_action_is_an_error(actions):
     """``failed to find Action``: an unknown name, an empty one (trailing comma, empty

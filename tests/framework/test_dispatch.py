@@ -9,7 +9,7 @@ Upstream cases transcribed:
 * ``session_plugins_test.go``: ``TestUnifiedEvictable_TierWalkAndIntersection``,
   ``_AbstainSkipped``, ``_EmptyCandidatesBlocksTier``, ``_NoPluginsReturnsNil``,
   ``_ContextPassedThrough`` -- on Preemptable/Reclaimable, which share UnifiedEvictable's
-  intersection rule (UnifiedEvictable itself is not ported).
+  intersection rule (UnifiedEvictable itself: ``test_session_unified_evictable.py``).
 * ``session_plugins_victim_order_test.go``:
   ``TestBuildVictimsPriorityQueueJobTieBreaksWithTaskOrder`` ("preemptor job found",
   "preemptor job missing").

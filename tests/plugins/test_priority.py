@@ -5,8 +5,8 @@ Upstream ``priority_test.go`` has two tests:
 * ``TestPreempt`` (allocate + preempt actions): its two cases are checked here at the level of
   the PreemptableFn they exercise; the action-level expectations (evicted ``ns1/preemptee1``,
   pipelined ``ns2/pg2`` on ``node1``) are transcribed with the preempt action.
-* ``TestUnifiedEvictableFn_GangReclaimPermitsAll``: not transcribed, the framework has no
-  UnifiedEvictableFn (gang-preempt/gang-reclaim) yet.
+* ``TestUnifiedEvictableFn_GangReclaimPermitsAll``: in ``tests/plugins/test_unified_evictable.py``
+  with the other plugins' UnifiedEvictableFns.
 """
 
 from __future__ import annotations

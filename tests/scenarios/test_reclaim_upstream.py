@@ -492,16 +492,3 @@ def test_reclaim(case: Case) -> None:
 @pytest.mark.parametrize("upstream", ["TestReclaimWithShard (reclaim_shard_test.go): 2 cases"])
 def test_reclaim_with_shard(upstream: str) -> None:
     pytest.skip(f"{upstream}: scheduler sharding is not implemented in volcano-py")
-
-
-@pytest.mark.parametrize(
-    "upstream",
-    [
-        "gangreclaim_test.go (TestPickDomainsFromGradients_*, TestParseArguments*, "
-        "TestSelectDomainVictims_*)",
-    ],
-)
-def test_gang_reclaim(upstream: str) -> None:
-    pytest.skip(
-        f"{upstream}: the gangreclaim action (topology-aware gang reclaim) is not implemented"
-    )

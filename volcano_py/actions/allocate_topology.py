@@ -19,8 +19,9 @@ HyperNodes instead of over all nodes:
 The search runs twice nested, as upstream: per job over job-level gradients, and inside each
 job-level candidate per sub-job over sub-job gradients. Sub-group policies are not supported,
 so a job has one sub-job, the whole job, and the nesting only matters for which HyperNode is
-recorded where. The gang-preempt/gang-reclaim nomination fast path is not ported either (those
-actions are not implemented, so no HyperNode is ever nominated).
+recorded where. The nomination fast path (placing a sub-job straight into the HyperNode that
+gangpreempt/gangreclaim nominated for it) is not ported: the next allocate searches again, and
+finds the room those actions freed.
 """
 
 from __future__ import annotations

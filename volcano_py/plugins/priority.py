@@ -89,10 +89,16 @@ class PriorityPlugin:
             # task-level reclaim, where priority registers no ReclaimableFn).
             if context.kind is EvictionKind.GANG_RECLAIM:
                 return candidates, Vote.PERMIT
+            # Victims come grouped by job (bundles): decide once per job.
+            verdict: dict[str, bool] = {}
             victims = []
             for candidate in candidates:
-                victim_job = ssn.jobs.get(candidate.job)
-                if victim_job is not None and victim_job.priority < context.job.priority:
+                lower = verdict.get(candidate.job)
+                if lower is None:
+                    victim_job = ssn.jobs.get(candidate.job)
+                    lower = victim_job is not None and victim_job.priority < context.job.priority
+                    verdict[candidate.job] = lower
+                if lower:
                     victims.append(candidate)
             return victims, Vote.PERMIT
 

@@ -26,6 +26,8 @@ BUILTIN_ACTIONS: Final = {
     "preempt": "volcano_py.actions.preempt",
     "reclaim": "volcano_py.actions.reclaim",
     "shuffle": "volcano_py.actions.shuffle",
+    "gangpreempt": "volcano_py.actions.gangpreempt",
+    "gangreclaim": "volcano_py.actions.gangreclaim",
 }
 
 BUILTIN_PLUGINS: Final = {
