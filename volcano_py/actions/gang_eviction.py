@@ -23,6 +23,7 @@ which queues may act; each subclass says so.
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import cmp_to_key
 from typing import ClassVar
@@ -57,7 +58,7 @@ ALLOW_WHOLE_BUNDLE_KEY = "allowWholeBundle"
 DEFAULT_MAX_DOMAINS = 8
 
 
-class GangEviction:
+class GangEviction(ABC):
     name: ClassVar[str]
     kind: ClassVar[EvictionKind]
 
@@ -76,19 +77,20 @@ class GangEviction:
         """May the queue take room for these pending tasks?"""
         return True
 
+    @abstractmethod
     def task_may_be_victim(self, task: TaskInfo) -> bool:
         """The part of the victim rule that depends on the task alone (status, pod
         annotation): the same for every preemptor, so it is indexed once per action run."""
-        raise NotImplementedError
 
+    @abstractmethod
     def job_may_be_victim(self, ssn: Session, preemptor: JobInfo, victim: JobInfo) -> bool:
         """The part that depends on the victim's job and the preemptor."""
-        raise NotImplementedError
 
+    @abstractmethod
     def sort_bundles(
         self, ssn: Session, preemptor: JobInfo, bundles: list[Bundle], need: Resource
     ) -> None:
-        raise NotImplementedError
+        """Order ``bundles`` in place, the first to take first."""
 
     # ------------------------------------------------------------------ the action
 
@@ -151,7 +153,7 @@ class GangEviction:
                 else:
                     statement.discard()
 
-    def prepare(self, ssn: Session) -> None:
+    def prepare(self, ssn: Session) -> None:  # noqa: B027 - a hook; most runs need none
         """Per-run state of a subclass, before the first job."""
 
     def jobs_changed(self, ssn: Session, jobs: set[str]) -> None:
