@@ -1043,12 +1043,8 @@ def test_predicates_node_num() -> None:
     check(case, run_case(case, ["allocate", "backfill"]))
 
 
-def test_predicates_pod_anti_affinity() -> None:
-    """predicates_test.go TestPodAntiAffinity."""
-    pytest.skip(
-        "pod-anti-affinity: runs preempt with enableTopologyAwarePreemption: true; "
-        "topology-aware preemption is not implemented in volcano-py"
-    )
+# predicates_test.go TestPodAntiAffinity (topology-aware preemption's dry run) is
+# tests/plugins/test_predicates_simulate.py::test_pod_anti_affinity_upstream.
 
 
 # ===================================================================== capacity/capacity_test.go

@@ -1,8 +1,8 @@
 """Upstream ``pkg/scheduler/actions/preempt/preempt_test.go`` transcribed.
 
 ``TestPreempt`` and ``TestNormalPreemptRechecksPredicateAfterEviction`` run the normal (victim
-by victim) preemption. ``TestTopologyAwarePreempt`` runs with ``enableTopologyAwarePreemption:
-true``, which volcano-py does not implement; its cases are listed and skipped.
+by victim) preemption; ``TestTopologyAwarePreempt`` runs the dry-run mode
+(``enableTopologyAwarePreemption: true``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from builders import build_node, build_pod, build_pod_group, build_priority_class, build_queue
 from builders import resource_list as rl
 from harness import Case, check, run_case
-from upstream_fixtures import PREEMPTABLE, case_param
+from upstream_fixtures import PREEMPTABLE, build_queue_with_priority, case_param
 
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus, unschedulable
@@ -458,44 +458,379 @@ def test_normal_preempt_rechecks_predicate_after_eviction() -> None:
     check(case, run_case(case, ["preempt"], registry))
 
 
+TOPOLOGY_AWARE_TIER = {
+    "conformance": ["enablePreemptable"],
+    "gang": ["enablePreemptable", "enableJobPipelined", "enableJobStarving"],
+    "priority": [
+        "enableTaskOrder",
+        "enableJobOrder",
+        "enablePreemptable",
+        "enableJobPipelined",
+        "enableJobStarving",
+    ],
+    # enablePredicate: PrePredicate seeds the dry run's queue allocations.
+    "proportion": ["enabledOverused", "enabledAllocatable", "enableQueueOrder", "enablePredicate"],
+    # enablePreemptable gates its SimulateAddTask / SimulateRemoveTask.
+    "predicates": ["enablePreemptable", "enablePredicate"],
+    "capacity": ["enableQueueOrder"],
+}
+TOPOLOGY_AWARE_PREEMPT = {"preempt": {"enableTopologyAwarePreemption": True}}
+
+
+def _topology_case(name: str, **fields: Any) -> Case:
+    return Case(
+        name=name,
+        plugins=TOPOLOGY_AWARE_TIER,
+        configurations=TOPOLOGY_AWARE_PREEMPT,
+        priority_classes=PRIORITY_CLASSES,
+        **fields,
+    )
+
+
+def _pod_with_anti_affinity(
+    namespace: str,
+    name: str,
+    node_name: str,
+    phase: str,
+    requests: dict[str, str],
+    group: str,
+    labels: dict[str, str],
+    topology_key: str,
+) -> dict[str, Any]:
+    """preempt_test.go ``buildPodWithPodAntiAffinity``: required anti-affinity to pods carrying
+    all of the pod's own labels."""
+    term = {"labelSelector": {"matchLabels": dict(labels)}, "topologyKey": topology_key}
+    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return build_pod(namespace, name, node_name, phase, requests, group, labels, affinity=affinity)
+
+
+# Every case has one node, so the random first node of the dry run cannot change the outcome.
 TOPOLOGY_AWARE_CASES = [
-    "do not preempt if there are enough idle resources",
-    "do not preempt if job is pipelined",
-    "preempt one task of different job to fit both jobs on one node",
-    "preempt enough tasks to fit large task of different job",
-    "preempt low priority job in same queue",
-    ("preempt low priority job in same queue: allocatable and has enough resource, don't preempt"),
-    (
-        "preempt low priority job in same queue but not pod with preemptable=false "
-        "or higher priority"
+    _topology_case(
+        "do not preempt if there are enough idle resources",
+        pod_groups=[build_pod_group("pg1", "c1", "q1", 3, {"": 3}, "Inqueue")],
+        pods=[
+            build_pod("c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg1"),
+            build_pod("c1", "preemptee2", "n1", "Running", rl("1", "1G"), "pg1"),
+            build_pod("c1", "preemptor1", "", "Pending", rl("1", "1G"), "pg1"),
+        ],
+        # If there are enough idle resources on the node, then there is no need to preempt
+        # anything.
+        nodes=[build_node("n1", rl("10", "10G", pods="10"))],
+        queues=[build_queue("q1", 1, None)],
+        expect_evict_num=0,
     ),
-    "unBestEffort high-priority pod preempt BestEffort low-priority pod in same queue",
-    "BestEffort high-priority pod preempt BestEffort low-priority pod in same queue",
-    "can not preempt resources when task preemption policy is never",
-    "preempt low-priority pod when high-priority pod has PodAntiAffinity conflict",
-    "preemption with priority queues",
+    _topology_case(
+        "do not preempt if job is pipelined",
+        pod_groups=[
+            build_pod_group("pg1", "c1", "q1", 1, {"": 2}, "Inqueue"),
+            build_pod_group("pg2", "c1", "q1", 1, {"": 2}, "Inqueue"),
+        ],
+        # Both pg1 and pg2 jobs are pipelined, because enough pods are already running.
+        pods=[
+            build_pod("c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg1"),
+            build_pod("c1", "preemptee2", "n1", "Running", rl("1", "1G"), "pg1"),
+            build_pod("c1", "preemptee3", "n1", "Running", rl("1", "1G"), "pg2"),
+            build_pod("c1", "preemptor2", "", "Pending", rl("1", "1G"), "pg2"),
+        ],
+        # All resources on the node will be in use.
+        nodes=[build_node("n1", rl("3", "3G", pods="10"))],
+        queues=[build_queue("q1", 1, None)],
+        expect_evict_num=0,
+    ),
+    _topology_case(
+        "preempt one task of different job to fit both jobs on one node",
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 1, {"": 2}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, {"": 2}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("true")
+            ),
+            build_pod(
+                "c1", "preemptee2", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("false")
+            ),
+            build_pod("c1", "preemptor1", "", "Pending", rl("1", "1G"), "pg2"),
+            build_pod("c1", "preemptor2", "", "Pending", rl("1", "1G"), "pg2"),
+        ],
+        nodes=[build_node("n1", rl("2", "2G", pods="10"))],
+        queues=[build_queue("q1", 1, None)],
+        expect_evicted=["c1/preemptee1"],
+        expect_evict_num=1,
+    ),
+    _topology_case(
+        "preempt enough tasks to fit large task of different job",
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 1, {"": 3}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, {"": 1}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        # There are 3 cpus and 3G of memory idle and 3 tasks running each consuming 1 cpu and 1G
+        # of memory. Big task requiring 5 cpus and 5G of memory should preempt 2 of 3 running
+        # tasks to fit into the node.
+        pods=[
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("true")
+            ),
+            build_pod(
+                "c1", "preemptee2", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("true")
+            ),
+            build_pod(
+                "c1", "preemptee3", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("false")
+            ),
+            build_pod("c1", "preemptor1", "", "Pending", rl("5", "5G"), "pg2"),
+        ],
+        nodes=[build_node("n1", rl("6", "6G", pods="10"))],
+        queues=[build_queue("q1", 1, None)],
+        expect_evicted=["c1/preemptee2", "c1/preemptee1"],
+        expect_evict_num=2,
+    ),
+    # case about #3161
+    _topology_case(
+        "preempt low priority job in same queue",
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 0, {}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, {"": 1}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("3", "3G"), "pg1", _preemptable("true")
+            ),
+            build_pod("c1", "preemptor1", "", "Pending", rl("3", "3G"), "pg2"),
+        ],
+        nodes=[build_node("n1", rl("12", "12G", pods="10"))],
+        queues=[build_queue("q1", 1, rl("4", "4G"))],
+        expect_evicted=["c1/preemptee1"],
+        expect_evict_num=1,
+    ),
+    # case about #3161
+    _topology_case(
+        (
+            "preempt low priority job in same queue: allocatable and has enough resource, "
+            "don't preempt"
+        ),
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 1, {}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, {"": 1}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("3", "3G"), "pg1", _preemptable("true")
+            ),
+            build_pod("c1", "preemptor1", "", "Pending", rl("3", "3G"), "pg2"),
+        ],
+        nodes=[build_node("n1", rl("12", "12G", pods="10"))],
+        queues=[build_queue("q1", 1, rl("6", "6G"))],
+        expect_evict_num=0,
+    ),
+    # case about issue #2232
+    _topology_case(
+        (
+            "preempt low priority job in same queue but not pod with preemptable=false "
+            "or higher priority"
+        ),
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 1, {}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, {"": 1}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("false")
+            ),
+            build_pod(
+                "c1", "preemptee2", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("true")
+            ),
+            build_pod(
+                "c1",
+                "preemptee3",
+                "n1",
+                "Running",
+                rl("1", "1G"),
+                "pg1",
+                _preemptable("true"),
+                priority=HIGH,
+            ),
+            build_pod("c1", "preemptor1", "", "Pending", rl("1", "1G"), "pg2"),
+        ],
+        nodes=[build_node("n1", rl("12", "12G", pods="10"))],
+        queues=[build_queue("q1", 1, rl("3", "3G"))],
+        expect_evicted=["c1/preemptee2"],
+        expect_evict_num=1,
+    ),
+    # case about #3335
+    _topology_case(
+        "unBestEffort high-priority pod preempt BestEffort low-priority pod in same queue",
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 0, {}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, {"": 1}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod("c1", "preemptee1", "n1", "Running", {}, "pg1", _preemptable("true")),
+            build_pod("c1", "preemptor1", "", "Pending", rl("3", "3G"), "pg2"),
+        ],
+        nodes=[build_node("n1", rl("12", "12G", pods="1"))],
+        queues=[build_queue("q1", 1, rl("6", "6G"))],
+        expect_evicted=["c1/preemptee1"],
+        expect_evict_num=1,
+    ),
+    # case about #3335
+    _topology_case(
+        "BestEffort high-priority pod preempt BestEffort low-priority pod in same queue",
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 0, {}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, {"": 1}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod("c1", "preemptee1", "n1", "Running", {}, "pg1", _preemptable("true")),
+            build_pod("c1", "preemptor1", "", "Pending", {}, "pg2"),
+        ],
+        nodes=[build_node("n1", rl("12", "12G", pods="1"))],
+        queues=[build_queue("q1", 1, rl("6", "6G"))],
+        expect_evicted=["c1/preemptee1"],
+        expect_evict_num=1,
+    ),
+    # case about #3642
+    _topology_case(
+        "can not preempt resources when task preemption policy is never",
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 0, None, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, None, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("true")
+            ),
+            build_pod(
+                "c1", "preemptor1", "", "Pending", rl("1", "1G"), "pg2", preemption_policy="Never"
+            ),
+        ],
+        nodes=[build_node("n1", rl("1", "1Gi", pods="1"))],
+        queues=[build_queue("q1", 1, None)],
+        expect_evict_num=0,
+        expect_evicted=[],  # no victims should be reclaimed
+    ),
+    _topology_case(
+        "preempt low-priority pod when high-priority pod has PodAntiAffinity conflict",
+        pod_groups=[
+            build_pod_group(
+                "pg1", "c1", "q1", 0, {}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 0, {}, "Inqueue", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg3", "c1", "q1", 1, {"": 1}, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg2", _preemptable("true")
+            ),
+            _pod_with_anti_affinity(
+                "c1",
+                "preemptee2",
+                "n1",
+                "Running",
+                rl("1", "1G"),
+                "pg1",
+                {PREEMPTABLE: "true", "test": "test"},
+                "kubernetes.io/hostname",
+            ),
+            _pod_with_anti_affinity(
+                "c1",
+                "preemptor1",
+                "",
+                "Pending",
+                rl("1", "1G"),
+                "pg3",
+                {"test": "test"},
+                "kubernetes.io/hostname",
+            ),
+        ],
+        nodes=[build_node("n1", rl("2", "2Gi", pods="2"), {"kubernetes.io/hostname": "n1"})],
+        queues=[build_queue("q1", 1, rl("2", "2G"))],
+        expect_evict_num=1,
+        expect_evicted=["c1/preemptee2"],
+    ),
+    _topology_case(
+        "preemption with priority queues",
+        pod_groups=[
+            build_pod_group(
+                "pg3", "c1", "q2", 1, None, "Running", priority_class_name="high-priority"
+            ),
+            build_pod_group(
+                "pg1", "c1", "q1", 0, None, "Running", priority_class_name="low-priority"
+            ),
+            build_pod_group(
+                "pg2", "c1", "q1", 1, None, "Inqueue", priority_class_name="high-priority"
+            ),
+        ],
+        pods=[
+            build_pod(
+                "c1", "preemptee2", "n1", "Running", rl("1", "1G"), "pg3", _preemptable("true")
+            ),
+            build_pod(
+                "c1", "preemptee1", "n1", "Running", rl("1", "1G"), "pg1", _preemptable("true")
+            ),
+            build_pod(
+                "c1",
+                "preemptor1",
+                "",
+                "Pending",
+                rl("1", "1G"),
+                "pg2",
+                preemption_policy="PreemptLowerPriority",
+            ),
+        ],
+        nodes=[build_node("n1", rl("2", "2Gi", pods="2"))],
+        queues=[
+            build_queue_with_priority("q1", 1, rl("1", "1G"), rl("1", "1G")),
+            build_queue_with_priority("q2", 10, rl("1", "1G"), rl("1", "1G")),
+        ],
+        expect_evict_num=1,
+        expect_evicted=["c1/preemptee1"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("upstream", TOPOLOGY_AWARE_CASES)
-def test_topology_aware_preempt(upstream: str) -> None:
+@pytest.mark.parametrize("case", [case_param(case) for case in TOPOLOGY_AWARE_CASES])
+def test_topology_aware_preempt(case: Case) -> None:
     """preempt_test.go TestTopologyAwarePreempt (enableTopologyAwarePreemption: true)."""
-    pytest.skip(f"{upstream}: topology-aware preemption is not implemented in volcano-py")
+    check(case, run_case(case, ["preempt"]))
 
 
 @pytest.mark.parametrize("upstream", ["TestPreemptWithShard (preempt_shard_test.go): 2 cases"])
 def test_preempt_with_shard(upstream: str) -> None:
     pytest.skip(f"{upstream}: scheduler sharding is not implemented in volcano-py")
-
-
-@pytest.mark.parametrize(
-    "upstream",
-    [
-        "gangpreempt_test.go (TestPickDomainsFromGradients_*, TestParseArguments*, "
-        "TestSelectDomainVictims_*)",
-    ],
-)
-def test_gang_preempt(upstream: str) -> None:
-    pytest.skip(
-        f"{upstream}: the gangpreempt action (topology-aware gang preemption) is not implemented"
-    )

@@ -1,5 +1,5 @@
 """preempt: inside a queue, starving jobs take room from lower-priority work
-(``actions/preempt/preempt.go``, normal mode).
+(``actions/preempt/preempt.go``).
 
 For each queue, its starving jobs in job order: each pending task looks for a node where
 evicting victims (chosen by the plugins' ``preemptable`` hooks, most evictable first) makes it
@@ -7,8 +7,12 @@ fit, evicts no more than needed, and is pipelined there. A job's evictions are c
 if the job is then pipelined (its gang can start); otherwise all are undone. Then, within each
 starving job, pending tasks may preempt lower-priority tasks of the same job.
 
-Jobs with a network topology are left out, as upstream does. The topology-aware mode
-(``enableTopologyAwarePreemption``) is not implemented: it falls back to this normal mode.
+How a task finds its node depends on ``enableTopologyAwarePreemption``. Normal mode (the
+default, here) walks the nodes best score first and evicts on the first one where the task
+comes to fit. The topology-aware mode (``preempt_dry_run``) dry-runs the eviction on several
+nodes and picks the node whose victims cost least.
+
+Jobs with a network topology are left out, as upstream does.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 
 from volcano_py import metrics
 from volcano_py.actions.eviction import preemption_candidate_nodes, victims_can_make_room
+from volcano_py.actions.preempt_dry_run import DryRunSettings, pod_priority, topology_aware_preempt
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.queue import QueueInfo
@@ -35,14 +40,17 @@ log = logging.getLogger(__name__)
 
 VictimFilter = Callable[[TaskInfo], bool]
 
+ENABLE_TOPOLOGY_AWARE_PREEMPTION_KEY = "enableTopologyAwarePreemption"
+
 
 class Preempt:
     name = "preempt"
 
     def execute(self, ssn: Session) -> None:
         arguments = ssn.action_arguments(self.name)
-        if arguments.get_bool("enableTopologyAwarePreemption", False):
-            log.warning("preempt: topology-aware preemption is not supported; using normal mode")
+        self.dry_run: DryRunSettings | None = None
+        if arguments.get_bool(ENABLE_TOPOLOGY_AWARE_PREEMPTION_KEY, False):
+            self.dry_run = DryRunSettings.from_arguments(arguments)
         self.ssn = ssn
         self.helper = PredicateHelper(ssn, arguments.get_bool("predicateErrorCacheEnable", True))
 
@@ -131,11 +139,9 @@ class Preempt:
             return False
         if any(s.code.name == "UNSCHEDULABLE_AND_UNRESOLVABLE" for s in statuses):
             return True
-        priority = int((preemptor.pod.get("spec") or {}).get("priority") or 0)
+        priority = pod_priority(preemptor)
         for task in node.tasks.values():
-            if int((task.pod.get("spec") or {}).get("priority") or 0) < priority and (
-                _terminating_by_preemption(task)
-            ):
+            if pod_priority(task) < priority and _terminating_by_preemption(task):
                 return False
         return True
 
@@ -154,6 +160,10 @@ class Preempt:
         candidates = preemption_candidate_nodes(ssn, preemptor, self.helper)
         if not candidates:
             return False
+        if self.dry_run is not None:
+            return topology_aware_preempt(
+                ssn, statement, preemptor, victim_filter, candidates, self.dry_run
+            )
         rows = np.fromiter((n.row for n in candidates), dtype=np.intp, count=len(candidates))
         scores = ssn.node_scores(preemptor, rows)
         # Highest score first; equal scores keep node-list order.

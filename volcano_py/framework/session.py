@@ -11,6 +11,7 @@ import logging
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from volcano_py.api.hypernode import HyperNodeTree
@@ -405,6 +406,16 @@ class Session:
         return all(fn(queue, task) for fn in self._flat("allocatable"))
 
     # ------------------------------------------------------------------ dry runs
+
+    @cached_property
+    def _simulation_states(self) -> dict[str, SimulationState]:
+        # Task uid -> its dry-run state (upstream's cycleStatesMap), made on first use.
+        return {}
+
+    def simulation_state(self, task: TaskInfo) -> SimulationState:
+        """``GetCycleState``: the task's dry-run state, which the plugins' PrePredicate seeds
+        (each under its own key) and a dry run clones per candidate node; empty until then."""
+        return self._simulation_states.setdefault(task.uid, {})
 
     def simulate_allocatable(
         self, state: SimulationState, queue: QueueInfo, task: TaskInfo

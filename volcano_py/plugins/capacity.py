@@ -17,6 +17,9 @@ upstream does, rather than schedule against a quota it cannot compute.
 Registers QueueOrderFn, VictimQueueOrderFn (hierarchical only), ReclaimableFn, PreemptiveFn
 (with the ``ancestorReclaimLevel`` argument), AllocatableFn, JobEnqueueableFn, JobEnqueuedFn
 and allocation event handlers; records the queue metrics and, on close, ``queue_overused``.
+For topology-aware preemption's dry run it also registers a PrePredicateFn seeding the task's
+simulation state and SimulateAllocatableFn / SimulateAddTaskFn / SimulateRemoveTaskFn, which
+check and move the queues' allocations in that state (``_simulated_allocations``).
 ``deserved_by_queue()`` and ``summary()`` stay readable after the session closed (the
 simulator prints them).
 
@@ -28,7 +31,6 @@ Not ported:
   names in a queue spec are dropped like any non-resource name; asking for DRA is logged.
 * The ``SchedulingGatesQueueAdmission`` reserved-task cache (an alpha feature gate, off by
   default upstream; the project has no feature gates yet).
-* PrePredicateFn (the reserved-task admission above).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Final
 
 from volcano_py import metrics
 from volcano_py.api.job import JobInfo
+from volcano_py.api.node import NodeInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
     MAX_FLOAT,
@@ -51,13 +54,15 @@ from volcano_py.api.resource import (
     intersection_with_ignored_scalar_resources,
 )
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import ROOT_QUEUE, Vote
+from volcano_py.api.types import ROOT_QUEUE, Status, StatusCode, Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import (
     EvictableFn,
     EvictionContext,
     EvictionKind,
+    SimulateTaskChangeFn,
+    SimulationState,
     UnifiedEvictableFn,
     VoteFn,
 )
@@ -71,6 +76,7 @@ from volcano_py.plugins._plugin_helpers import (
     plugin_option,
     share,
 )
+from volcano_py.plugins._simulated_allocations import SimulatedAllocations
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +257,7 @@ class CapacityPlugin:
         ssn.add_allocatable_fn(self.name, self.allocatable)
         ssn.add_job_enqueueable_fn(self.name, self._job_enqueueable(ssn))
         ssn.add_job_enqueued_fn(self.name, self.job_enqueued)
+        self._register_simulation(ssn)
         ssn.add_event_handler(
             EventHandler(
                 allocate=self._on_event(ssn, allocate=True),
@@ -862,6 +869,68 @@ class CapacityPlugin:
             )
             return False
         return all(self._queue_allocatable(level, task) for level in self._path(attr))
+
+    # ------------------------------------------------------------------ dry runs
+
+    def _register_simulation(self, ssn: Session) -> None:
+        def seed(task: TaskInfo) -> None:
+            ssn.simulation_state(task)[self.name] = SimulatedAllocations()
+
+        ssn.add_pre_predicate_fn(self.name, seed)
+        ssn.add_simulate_allocatable_fn(self.name, self.simulate_allocatable)
+        ssn.add_simulate_add_task_fn(self.name, self._simulate_change(ssn, add=True))
+        ssn.add_simulate_remove_task_fn(self.name, self._simulate_change(ssn, add=False))
+
+    def simulate_allocatable(
+        self, state: SimulationState, queue: QueueInfo, task: TaskInfo
+    ) -> bool:
+        """``allocatable`` against the dry run's allocations, for the queue and each ancestor.
+        Upstream does not look at the queue's state here; no seeded state means no."""
+        allocations = state.get(self.name)
+        if not isinstance(allocations, SimulatedAllocations) or not self.ready:
+            return False
+        attr = self.queue_attributes.get(queue.name)
+        if attr is None:
+            return True
+        if self.hierarchy and not attr.is_leaf:
+            return False
+        return all(
+            self._queue_allocatable_as(level, allocations.allocated(level), task)
+            for level in self._path(attr)
+        )
+
+    @staticmethod
+    def _queue_allocatable_as(attr: QueueAttributes, allocated: Resource, task: TaskInfo) -> bool:
+        future = allocated.clone().add(task.resreq)
+        fits, _ = future.less_equal_with_dimension_and_resources_name(
+            attr.real_capability, task.resreq
+        )
+        return fits
+
+    def _simulate_change(self, ssn: Session, add: bool) -> SimulateTaskChangeFn:
+        def change(
+            state: SimulationState, _to_schedule: TaskInfo, task: TaskInfo, _node: NodeInfo
+        ) -> Status | None:
+            # Upstream also refreshes the leaf's share in its copy; no dry run reads it.
+            allocations = state.get(self.name)
+            if not isinstance(allocations, SimulatedAllocations):
+                return Status(StatusCode.ERROR, "capacity: no dry-run state", self.name)
+            job = ssn.jobs.get(task.job)
+            attr = self.queue_attributes.get(job.queue) if job is not None else None
+            if attr is None or not self.ready:
+                return Status(
+                    StatusCode.ERROR,
+                    f"capacity: job or queue of task {task.key} not in a usable queue tree",
+                    self.name,
+                )
+            for level in self._path(attr):
+                if add:
+                    allocations.add(level, task.resreq)
+                else:
+                    allocations.remove(level, task.resreq)
+            return None
+
+        return change
 
     def _job_enqueueable(self, ssn: Session) -> VoteFn:
         def enqueueable(job: JobInfo) -> Vote:

@@ -7,15 +7,15 @@ and by what it asks for and raised to its guarantee, and what a capped queue lea
 out again until nothing moves (spec §4.5).
 
 Registers QueueOrderFn, ReclaimableFn, OverusedFn, AllocatableFn, PreemptiveFn,
-JobEnqueueableFn, JobEnqueuedFn and allocation event handlers.
+JobEnqueueableFn, JobEnqueuedFn and allocation event handlers, and for topology-aware
+preemption's dry run a PrePredicateFn that seeds the task's simulation state, and
+SimulateAllocatableFn / SimulateAddTaskFn / SimulateRemoveTaskFn that check and move the
+queues' allocations in it (``_simulated_allocations``).
 
 For the simulator and status output, ``ProportionPlugin.queue_attributes`` maps each such queue
 name to its ``QueueAttributes`` (deserved, allocated, request, inqueue, elastic, capability,
 real capability, guarantee, share); ``deserved(name)`` and ``summary()`` read it. They stay
 readable after ``close_session``.
-
-Not ported yet: PrePredicateFn / SimulateAllocatableFn / SimulateAddTaskFn /
-SimulateRemoveTaskFn (the framework has no CycleState simulation yet).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from volcano_py import metrics
 from volcano_py.api.job import JobInfo
+from volcano_py.api.node import NodeInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
     MAX_FLOAT,
@@ -34,10 +35,10 @@ from volcano_py.api.resource import (
     exceeded_part,
 )
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import Vote
+from volcano_py.api.types import Status, StatusCode, Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
-from volcano_py.framework.hooks import VoteFn
+from volcano_py.framework.hooks import SimulateTaskChangeFn, SimulationState, VoteFn
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import (
     format_resource_names,
@@ -46,6 +47,7 @@ from volcano_py.plugins._plugin_helpers import (
     same_amounts,
     share,
 )
+from volcano_py.plugins._simulated_allocations import SimulatedAllocations
 
 log = logging.getLogger(__name__)
 
@@ -205,6 +207,7 @@ class ProportionPlugin:
         ssn.add_preemptive_fn(self.name, self.queue_allocatable)
         ssn.add_job_enqueueable_fn(self.name, self._job_enqueueable(ssn))
         ssn.add_job_enqueued_fn(self.name, self.job_enqueued)
+        self._register_simulation(ssn)
         ssn.add_event_handler(
             EventHandler(
                 allocate=self._on_event(ssn, allocate=True),
@@ -405,6 +408,55 @@ class ProportionPlugin:
             attr.update_share()
 
         return handle
+
+    # ------------------------------------------------------------------ dry runs
+
+    def _register_simulation(self, ssn: Session) -> None:
+        def seed(task: TaskInfo) -> None:
+            ssn.simulation_state(task)[self.name] = SimulatedAllocations()
+
+        ssn.add_pre_predicate_fn(self.name, seed)
+        ssn.add_simulate_allocatable_fn(self.name, self.simulate_allocatable)
+        ssn.add_simulate_add_task_fn(self.name, self._simulate_change(ssn, add=True))
+        ssn.add_simulate_remove_task_fn(self.name, self._simulate_change(ssn, add=False))
+
+    def simulate_allocatable(
+        self, state: SimulationState, queue: QueueInfo, task: TaskInfo
+    ) -> bool:
+        """``allocatable`` against the dry run's allocations. Without a seeded state (no
+        PrePredicate ran) the answer is no, as upstream's failed state read is."""
+        allocations = state.get(self.name)
+        attr = self.queue_attributes.get(queue.name)
+        if not isinstance(allocations, SimulatedAllocations) or attr is None:
+            log.error("proportion: no dry-run state for queue %s, task %s", queue.name, task.key)
+            return False
+        future = allocations.allocated(attr).clone().add(task.resreq)
+        fits, _ = future.less_equal_with_dimension_and_resources_name(attr.deserved, task.resreq)
+        return fits
+
+    def _simulate_change(self, ssn: Session, add: bool) -> SimulateTaskChangeFn:
+        def change(
+            state: SimulationState, _to_schedule: TaskInfo, task: TaskInfo, _node: NodeInfo
+        ) -> Status | None:
+            # Upstream also refreshes the share in its copy; nothing in a dry run reads it.
+            allocations = state.get(self.name)
+            if not isinstance(allocations, SimulatedAllocations):
+                return Status(StatusCode.ERROR, "proportion: no dry-run state", self.name)
+            job = ssn.jobs.get(task.job)
+            attr = self.queue_attributes.get(job.queue) if job is not None else None
+            if attr is None:
+                return Status(
+                    StatusCode.ERROR,
+                    f"proportion: job or queue of task {task.key} not in the session",
+                    self.name,
+                )
+            if add:
+                allocations.add(attr, task.resreq)
+            else:
+                allocations.remove(attr, task.resreq)
+            return None
+
+        return change
 
 
 def new(arguments: Arguments) -> ProportionPlugin:

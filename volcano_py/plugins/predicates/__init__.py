@@ -3,7 +3,8 @@
 ``plugin`` wires the hooks; the other modules hold one concern each: ``selectors`` (label
 selectors, node affinity), ``taints``, ``ports``, ``pod_affinity`` (+ ``affinity_tracker``),
 ``node_index`` (columnar node views for the vectorised versions), ``masks`` (the static and
-pod-count NodeMasks), ``session_pods`` (each node's pods as the session changes them).
+pod-count NodeMasks), ``session_pods`` (each node's pods as the session changes them),
+``simulation`` (the inter-pod affinity state of topology-aware preemption's dry run).
 """
 
 from __future__ import annotations

@@ -10,14 +10,17 @@ Registers, in Volcano's filter order:
 * a TaskPredicateFn giving, only to the tasks that need one, the per-node check of what
   depends on the pods placed so far: NodePorts, then InterPodAffinity (including existing
   pods' anti-affinity);
-* an EventHandler that keeps the session's view of each node's pods current.
+* an EventHandler that keeps the session's view of each node's pods current;
+* for topology-aware preemption's dry run (``simulation``): the PrePredicateFn also seeds the
+  task's simulation state, and SimulateAddTaskFn / SimulateRemoveTaskFn / SimulatePredicateFn
+  move victims in and out of the InterPodAffinity state and filter with it.
 
 There is no CPU/memory fit here: the actions check requests against idle resources.
 
 Not ported: the volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding), DRA and device
 sharing (no volumes or devices are modelled), the equivalence cache
-(``predicate.CacheEnable``: the static masks are already cached per signature), and the
-Simulate* hooks of topology-aware preemption. Their arguments are accepted and ignored.
+(``predicate.CacheEnable``: the static masks are already cached per signature). Their
+arguments are accepted and ignored.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from volcano_py.plugins.predicates.podspec import affinity, init_containers
 from volcano_py.plugins.predicates.ports import PortTracker
 from volcano_py.plugins.predicates.selectors import name_conflict
 from volcano_py.plugins.predicates.session_pods import SessionPods
+from volcano_py.plugins.predicates.simulation import PredicatesSimulation
 from volcano_py.plugins.predicates.topology_spread import PLUGIN as POD_TOPOLOGY_SPREAD
 from volcano_py.plugins.predicates.topology_spread import TopologySpread
 
@@ -117,6 +121,9 @@ class PredicatesPlugin:
         ports = PortTracker(pods) if flags.node_ports else None
         pod_affinity = AffinityTracker(pods, index) if flags.pod_affinity else None
         spread = TopologySpread(pods, index) if flags.pod_topology_spread else None
+        simulation = (
+            PredicatesSimulation(self.name, pod_affinity) if pod_affinity is not None else None
+        )
 
         def pre_predicate(task: TaskInfo) -> Status | None:
             if not SIDECAR_CONTAINERS_ENABLED and any(
@@ -144,6 +151,8 @@ class PredicatesPlugin:
                         f" pod: obtaining pod's hard topology spread constraints: {error}",
                         self.name,
                     )
+            if simulation is not None:
+                simulation.seed(ssn, task)
             return None
 
         def dynamic_predicate(task: TaskInfo, node: NodeInfo) -> tuple[Status, ...] | None:
@@ -183,6 +192,9 @@ class PredicatesPlugin:
         if spread is not None:
             ssn.add_predicate_mask_fn(self.name, spread.mask)
         ssn.add_task_predicate_fn(self.name, task_predicate)
+        if simulation is not None:
+            # With inter-pod affinity off upstream's Simulate* functions all pass.
+            simulation.register(ssn)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -178,6 +178,15 @@ class FilterState:
     def has_own_terms(self) -> bool:
         return bool(self.incoming.required_affinity or self.incoming.required_anti)
 
+    def copy(self) -> FilterState:
+        """An independent state to move pods in and out of (a preemption dry run)."""
+        return FilterState(
+            self.incoming,
+            Counter(self.affinity_counts),
+            Counter(self.anti_counts),
+            Counter(self.existing_anti_counts),
+        )
+
     @property
     def skip(self) -> bool:
         """PreFilter's ``Skip``: nothing to check for this pod anywhere."""
