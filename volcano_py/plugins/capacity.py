@@ -165,6 +165,26 @@ def _ancestors_within(attr: QueueAttributes, max_level: int) -> dict[int, str]:
     return found
 
 
+def _running_allocation(allocations: dict[str, Resource], attr: QueueAttributes) -> Resource:
+    """The queue's allocation as a victim walk has lowered it so far (a copy, made once)."""
+    allocated = allocations.get(attr.name)
+    if allocated is None:
+        allocated = allocations[attr.name] = attr.allocated.clone()
+    return allocated
+
+
+def _keeps_guarantee(attr: QueueAttributes, allocated: Resource, victim: TaskInfo) -> bool:
+    """Without ``victim`` the queue would still hold at least its guarantee."""
+    remaining = allocated.clone().sub_without_assert(victim.resreq)
+    return attr.guarantee.less_equal(remaining, DimensionDefault.ZERO)
+
+
+def _above_deserved(attr: QueueAttributes, allocated: Resource, victim: TaskInfo) -> bool:
+    """The queue holds more than it deserves on some dimension ``victim`` uses."""
+    exceeds, _ = allocated.greater_partly_with_relevant_dimensions(attr.deserved, victim.resreq)
+    return exceeds
+
+
 def _has_relevant_deserved(task: TaskInfo, deserved: Resource) -> bool:
     return bool(intersection(task.resreq, deserved))
 
@@ -654,18 +674,13 @@ class CapacityPlugin:
                 attr = self.queue_attributes.get(job.queue) if job is not None else None
                 if job is None or attr is None:
                     continue
-                allocated = allocations.get(job.queue)
-                if allocated is None:
-                    allocated = allocations[job.queue] = attr.allocated.clone()
-                remaining = allocated.clone().sub_without_assert(candidate.resreq)
-                if not attr.guarantee.less_equal(remaining, DimensionDefault.ZERO):
+                allocated = _running_allocation(allocations, attr)
+                if not _keeps_guarantee(attr, allocated, candidate):
                     continue
-                if _has_relevant_deserved(candidate, attr.deserved):
-                    exceeds, _ = allocated.greater_partly_with_relevant_dimensions(
-                        attr.deserved, candidate.resreq
-                    )
-                    if not exceeds:
-                        continue
+                if _has_relevant_deserved(candidate, attr.deserved) and not _above_deserved(
+                    attr, allocated, candidate
+                ):
+                    continue
                 allocated.sub_without_assert(candidate.resreq)
                 victims.append(candidate)
             return victims, Vote.PERMIT
@@ -698,11 +713,8 @@ class CapacityPlugin:
                 reclaimee.resreq, reclaimer.init_resreq
             ):
                 continue
-            allocated = allocations.get(job.queue)
-            if allocated is None:
-                allocated = allocations[job.queue] = attr.allocated.clone()
-            remaining = allocated.clone().sub_without_assert(reclaimee.resreq)
-            if not attr.guarantee.less_equal(remaining, DimensionDefault.ZERO):
+            allocated = _running_allocation(allocations, attr)
+            if not _keeps_guarantee(attr, allocated, reclaimee):
                 continue
 
             if not _has_relevant_deserved(reclaimee, attr.deserved):
@@ -715,12 +727,8 @@ class CapacityPlugin:
                     and not _has_relevant_deserved(reclaimer, reclaimer_attr.deserved)
                 ):
                     continue
-            else:
-                exceeds, _ = allocated.greater_partly_with_relevant_dimensions(
-                    attr.deserved, reclaimee.resreq
-                )
-                if not exceeds:
-                    continue
+            elif not _above_deserved(attr, allocated, reclaimee):
+                continue
 
             ancestor_allocations: dict[str, Resource] = {}
             if use_ancestors and not self._ancestors_over_deserved(
