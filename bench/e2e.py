@@ -23,24 +23,19 @@ import argparse
 import asyncio
 import itertools
 import json
-import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from prometheus_client.parser import text_string_to_metric_families
-
-from e2e.controlplane import REPO_ROOT, ControlPlane, bin_dir_from_env, free_port, node_manifest
+from e2e.controlplane import ControlPlane, bin_dir_from_env, node_manifest
+from e2e.scheduler_process import SchedulerProcess
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 
 POOL_LABEL = "volcano-py.io/bench"
@@ -48,7 +43,6 @@ NODE_CAPACITY = {"cpu": "32", "memory": "128Gi", "pods": "110"}
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 CYCLE_LINE = re.compile(
     r"^(\S+ \S+) I \S+: cycle (\d+): ([\d.]+) ms \(([^)]*)\); (\d+) binds queued"
 )
@@ -146,84 +140,23 @@ async def wait_for(what: str, check: Any, timeout: float) -> None:
     raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-class Scheduler:
-    """The scheduler under test, as a subprocess."""
-
-    def __init__(self, kubeconfig: Path, workdir: Path, args: list[str]) -> None:
-        self.metrics_port = free_port()
-        self.health_port = free_port()
-        self.log_path = workdir / "scheduler.log"
-        self.argv = [
-            sys.executable, "-m", "volcano_py", "scheduler", f"--kubeconfig={kubeconfig}",
-            f"--listen-address=127.0.0.1:{self.metrics_port}",
-            f"--healthz-address=127.0.0.1:{self.health_port}", *args,
-        ]  # fmt: skip
-        self.process: subprocess.Popen[bytes] | None = None
-        self.started = 0.0
-
-    def start(self) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "NO_PROXY": "127.0.0.1,localhost"}
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                self.argv,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=REPO_ROOT,
-                env=env,
-                start_new_session=True,
+def logged_cycles(log_path: Path) -> list[dict[str, Any]]:
+    """The scheduler's per-cycle timings, from its ``-v=3`` log."""
+    found = []
+    for line in log_path.read_text(errors="replace").splitlines():
+        match = CYCLE_LINE.search(line)
+        if match:
+            logged = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            found.append(
+                {
+                    "cycle": int(match[2]),
+                    "total_ms": float(match[3]),
+                    "parts": match[4],
+                    "binds": int(match[5]),
+                    "ended_monotonic": logged - (time.time() - time.monotonic()),
+                }
             )
-        self.started = time.monotonic()
-
-    def get(self, port: int, path: str) -> tuple[int, str]:
-        try:
-            with _NO_PROXY.open(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, ""
-        except OSError:
-            return 0, ""
-
-    async def ready(self) -> bool:
-        if self.process is not None and self.process.poll() is not None:
-            raise RuntimeError(
-                f"the scheduler exited ({self.process.returncode}); see {self.log_path}"
-            )
-        return (await asyncio.to_thread(self.get, self.health_port, "/readyz"))[0] == 200
-
-    def requests(self) -> dict[tuple[str, str], float]:
-        _status, text = self.get(self.metrics_port, "/metrics")
-        counts: dict[tuple[str, str], float] = {}
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                if sample.name == "rest_client_requests_total":
-                    key = (sample.labels["verb"], sample.labels["resource"])
-                    counts[key] = counts.get(key, 0.0) + sample.value
-        return counts
-
-    def cycles(self) -> list[dict[str, Any]]:
-        found = []
-        for line in self.log_path.read_text(errors="replace").splitlines():
-            match = CYCLE_LINE.search(line)
-            if match:
-                logged = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
-                found.append(
-                    {
-                        "cycle": int(match[2]),
-                        "total_ms": float(match[3]),
-                        "parts": match[4],
-                        "binds": int(match[5]),
-                        "ended_monotonic": logged - (time.time() - time.monotonic()),
-                    }
-                )
-        return found
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+    return found
 
 
 def writes(
@@ -358,7 +291,7 @@ class Bench:
             raise RuntimeError("the ceiling's pods could not be deleted")
 
     async def timed_run(
-        self, namespace: str, scheduler: Scheduler, start: float, stop_after: float = 600
+        self, namespace: str, scheduler: SchedulerProcess, start: float, stop_after: float = 600
     ) -> BindTimes:
         times = BindTimes()
         stop = asyncio.Event()
@@ -374,7 +307,7 @@ class Bench:
             watcher.cancel()
         return times
 
-    async def backlog(self, scheduler: Scheduler) -> None:
+    async def backlog(self, scheduler: SchedulerProcess) -> None:
         namespace = "bench-backlog"
         await self.namespace(namespace)
         created = await self.create_workload(namespace, "volcano", gangs=True)
@@ -403,10 +336,10 @@ class Bench:
             "pods_per_s_from_ready": self.pods_total / (summary["last_bind_s"] - (ready - started)),
             "pods_per_s_bind_phase": self.pods_total / summary["bind_phase_s"],
         }
-        result["writes"] = writes(before, scheduler.requests())
+        result["writes"] = writes(before, scheduler.request_counts())
         result["writes_per_pod"] = sum(result["writes"].values()) / self.pods_total
         # The binder alone: binds after the one big session ended (no session CPU beside it).
-        first = next((c for c in scheduler.cycles() if c["binds"]), None)
+        first = next((c for c in logged_cycles(scheduler.log_path) if c["binds"]), None)
         if first is not None:
             after = sorted(t for t in times.times.values() if t > first["ended_monotonic"])
             result["session_s"] = first["total_ms"] / 1000
@@ -417,10 +350,10 @@ class Bench:
                 )
         self.report["backlog"] = result
 
-    async def streaming(self, scheduler: Scheduler) -> None:
+    async def streaming(self, scheduler: SchedulerProcess) -> None:
         namespace = "bench-streaming"
         await self.namespace(namespace)
-        before = scheduler.requests()
+        before = scheduler.request_counts()
         times = BindTimes()
         stop = asyncio.Event()
         watcher = asyncio.create_task(watch_binds(self.api, namespace, times, stop))
@@ -442,7 +375,7 @@ class Bench:
             "pods_per_s": self.pods_total / summary["last_bind_s"],
             "last_bind_after_last_create_s": summary["last_bind_s"] - created,
         }
-        result["writes"] = writes(before, scheduler.requests())
+        result["writes"] = writes(before, scheduler.request_counts())
         result["writes_per_pod"] = sum(result["writes"].values()) / self.pods_total
         self.report["streaming"] = result
 
@@ -455,7 +388,7 @@ class Bench:
             modes = self.args.modes.split(",")
             if "ceiling" in modes:
                 await self.ceiling()
-            scheduler = Scheduler(self.plane.kubeconfig, self.workdir, [
+            scheduler = SchedulerProcess(self.plane.kubeconfig, self.workdir, [
                 f"--schedule-period={self.args.schedule_period}",
                 f"--bind-concurrency={self.args.concurrency}",
                 f"--events={self.args.events}",
@@ -470,7 +403,7 @@ class Bench:
                     scheduler.stop()
                     await self.ceiling("ceiling_after")
                 if "streaming" in modes:
-                    if scheduler.process is None or scheduler.process.poll() is not None:
+                    if not scheduler.alive:
                         scheduler.start()
                         await wait_for("scheduler ready", scheduler.ready, 300)
                     print("streaming: creating the pods while the scheduler runs ...", flush=True)
@@ -480,7 +413,7 @@ class Bench:
             finally:
                 scheduler.stop()
             self.report["cycles_with_binds"] = [
-                c for c in scheduler.cycles() if c["binds"] or c["total_ms"] > 1000
+                c for c in logged_cycles(scheduler.log_path) if c["binds"] or c["total_ms"] > 1000
             ]
             self.report["scheduler_log"] = str(scheduler.log_path)
         finally:

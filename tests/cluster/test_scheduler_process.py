@@ -9,23 +9,17 @@ The scheduler always runs as the control plane's scheduler user under the rules 
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
-import signal
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
-from e2e.controlplane import REPO_ROOT, SCHEDULER_USER, ApiError, ControlPlane, free_port
+import e2e.scheduler_process
+from e2e.controlplane import REPO_ROOT, SCHEDULER_USER, ApiError, ControlPlane
 
 pytestmark = pytest.mark.cluster
 
@@ -33,7 +27,6 @@ RBAC_FILE = REPO_ROOT / "deploy" / "base" / "rbac.yaml"
 LEASE_NAMESPACE = "volcano-system"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 # ------------------------------------------------------------------------------ RBAC
@@ -73,8 +66,9 @@ def scheduler_rbac(control_plane: ControlPlane) -> ControlPlane:
 # ------------------------------------------------------------------------------ the process
 
 
-class SchedulerProcess:
-    """``python -m volcano_py scheduler`` with its own ports and log file."""
+class SchedulerProcess(e2e.scheduler_process.SchedulerProcess):
+    """`e2e.scheduler_process.SchedulerProcess` as the tests run it: as the control plane's
+    scheduler user (or ``kubeconfig``), under its own scheduler name, with short cycles."""
 
     def __init__(
         self,
@@ -88,131 +82,15 @@ class SchedulerProcess:
         label: str = "scheduler",
         period: str = "200ms",
     ) -> None:
-        self.plane = plane
-        self.workdir = workdir
-        self.scheduler_name = scheduler_name
-        self.label = label
-        self.metrics_port = free_port()
-        self.health_port = free_port()
-        self.log_path = workdir / f"{label}-{secrets.token_hex(2)}.log"
-        self.conf_path: Path | None = None
-        if conf is not None:
-            self.conf_path = workdir / f"{label}-volcano-scheduler.conf"
-            self.conf_path.write_text(conf)
-        self.argv = [
-            sys.executable, "-m", "volcano_py", "scheduler",
-            f"--kubeconfig={kubeconfig or plane.scheduler_kubeconfig}",
-            f"--scheduler-name={scheduler_name}",
-            f"--listen-address=127.0.0.1:{self.metrics_port}",
-            f"--healthz-address=127.0.0.1:{self.health_port}",
-            f"--schedule-period={period}",
-            "-v=3",
-            *([f"--scheduler-conf={self.conf_path}"] if self.conf_path else []),
-            *extra,
-        ]  # fmt: skip
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> SchedulerProcess:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                self.argv,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=REPO_ROOT,
-                env=env,
-                start_new_session=True,
-            )
-        return self
-
-    @property
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def get(self, path: str, port: int | None = None) -> tuple[int, str]:
-        url = f"http://127.0.0.1:{port or self.health_port}{path}"
-        try:
-            with _NO_PROXY.open(url, timeout=5) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
-        except OSError as error:
-            return 0, str(error)
-
-    def wait_for(self, what: str, check: Callable[[], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if check():
-                return
-            if not self.alive:
-                raise AssertionError(
-                    f"{self.label} exited ({self.returncode}) waiting for {what}\n{self.log()}"
-                )
-            time.sleep(0.1)
-        raise AssertionError(f"{self.label}: timed out waiting for {what}\n{self.log()}")
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        self.wait_for("/readyz", lambda: self.get("/readyz")[0] == 200, timeout)
-
-    def metrics(self) -> list[tuple[str, dict[str, str], float]]:
-        status, text = self.get("/metrics", self.metrics_port)
-        assert status == 200, text
-        return [
-            (sample.name, dict(sample.labels), sample.value)
-            for family in text_string_to_metric_families(text)
-            for sample in family.samples
-        ]
-
-    def metric(self, name: str, **labels: str) -> float:
-        return sum(
-            value
-            for sample, sample_labels, value in self.metrics()
-            if sample == name and all(sample_labels.get(k) == v for k, v in labels.items())
+        flags = [f"--scheduler-name={scheduler_name}", f"--schedule-period={period}", "-v=3"]
+        super().__init__(
+            kubeconfig or plane.scheduler_kubeconfig,
+            workdir,
+            [*flags, *extra],
+            conf=conf,
+            label=label,
         )
-
-    def requests(self, resource: str, verb: str, code: str | None = None) -> float:
-        wanted = {"resource": resource, "verb": verb}
-        if code is not None:
-            wanted["code"] = code
-        return self.metric("rest_client_requests_total", **wanted)
-
-    def forbidden(self) -> list[dict[str, str]]:
-        return [
-            labels
-            for name, labels, value in self.metrics()
-            if name == "rest_client_requests_total" and labels.get("code") == "403" and value
-        ]
-
-    @property
-    def returncode(self) -> int | None:
-        return self.process.poll() if self.process is not None else None
-
-    def kill(self) -> None:
-        if self.alive:
-            assert self.process is not None
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def terminate(self, timeout: float = 20.0) -> int:
-        assert self.process is not None
-        if self.alive:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
-            raise AssertionError(f"{self.label} did not stop on SIGTERM\n{self.log()}") from None
-
-    def log(self, lines: int | None = 60) -> str:
-        """The last ``lines`` lines of its log (all with None)."""
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        kept = text.splitlines()[-lines:] if lines else text.splitlines()
-        return f"---- {self.label} log\n" + "\n".join(kept)
+        self.scheduler_name = scheduler_name
 
 
 @pytest.fixture
