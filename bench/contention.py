@@ -6,13 +6,15 @@ pending high-priority gangs of 10 one-CPU tasks:
 * preempt: everything in one queue; the gangs preempt low-priority pods;
 * reclaim: the running pods belong to an overused queue, the gangs to a second queue that
   deserves half the cluster;
+* preempt-dry-run: preempt with ``enableTopologyAwarePreemption`` (a dry run over candidate
+  nodes for every preemptor);
 * gangpreempt and gangreclaim: the same two clusters, with the gang-aware actions (whole
   victim bundles, a dry run of each gang before anything is evicted).
 
 Reports the time of the action (the victim search and the evictions), the evictions made and
 evictions per second.
 
-    python -m bench contention [preempt|reclaim|gangpreempt|gangreclaim|all]
+    python -m bench contention [preempt|preempt-dry-run|reclaim|gangpreempt|gangreclaim|all]
 """
 
 from __future__ import annotations
@@ -131,15 +133,23 @@ def build(low_queue: str, high_queue: str) -> SchedulerCache:
     return cache
 
 
-KINDS = ("preempt", "reclaim", "gangpreempt", "gangreclaim")
+KINDS = ("preempt", "preempt-dry-run", "reclaim", "gangpreempt", "gangreclaim")
+DRY_RUN_CONF = """
+configurations:
+- name: preempt
+  arguments: {enableTopologyAwarePreemption: true}
+"""
 
 
 def run(kind: str) -> dict[str, float]:
-    if kind.endswith("preempt"):
+    action = "preempt" if kind == "preempt-dry-run" else kind
+    if "preempt" in kind:
         cache, text = build("default", "default"), PREEMPT_CONF
     else:
         cache, text = build("low", "high"), RECLAIM_CONF
-    conf = parse_conf(text.replace("{action}", kind), BUILTIN_ACTIONS)
+    if kind == "preempt-dry-run":
+        text += DRY_RUN_CONF
+    conf = parse_conf(text.replace("{action}", action), BUILTIN_ACTIONS)
     freeze_long_lived()
     timings: dict[str, float] = {}
     with gc_paused():
@@ -162,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     kinds = list(KINDS) if args.which == "all" else [args.which]
     for kind in kinds:
         timings = run(kind)
-        action_seconds = timings[kind]
+        action_seconds = timings["preempt" if kind == "preempt-dry-run" else kind]
         evictions = int(timings["evictions"])
         rate = evictions / action_seconds if action_seconds > 0 else 0.0
         print(
