@@ -320,7 +320,9 @@ NOT_PORTED = {
     "TestAllocateWithDRA": "DRA (dynamic resource allocation)",
     "TestAllocateWithShard (allocate_shard_test.go)": "scheduler sharding",
     "TestInvalidateSubJobNomination / TestAllocateFromNomination_* / TestValidateNomination_* / "
-    "TestAllocate_FlatPathHonorsAndClearsNomination": "HyperNode nomination (gang preempt/reclaim)",
+    "TestAllocate_FlatPathHonorsAndClearsNomination": (
+        "the allocate fast path into a HyperNode that gangpreempt/gangreclaim nominated"
+    ),
     "TestWorksheetShallowCopy / TestWorksheetEmpty / TestWorksheetClone": (
         "white-box tests of the Go worksheet type (sub-job worksheets)"
     ),

@@ -366,11 +366,8 @@ def test_priority_preempt(case: Case) -> None:
     check(case, run_case(case, ["allocate", "preempt"]))
 
 
-def test_priority_unified_evictable_gang_reclaim_permits_all() -> None:
-    """priority_test.go TestUnifiedEvictableFn_GangReclaimPermitsAll."""
-    pytest.skip(
-        "UnifiedEvictableFn belongs to gangpreempt/gangreclaim, not implemented in volcano-py"
-    )
+# priority_test.go TestUnifiedEvictableFn_GangReclaimPermitsAll is
+# tests/plugins/test_unified_evictable.py, with the other plugins' UnifiedEvictableFns.
 
 
 # ============================================================= conformance/conformance_test.go

@@ -525,7 +525,8 @@ class Session:
                     break
                 if victims is None:
                     victims = list(chosen)
-                else:
+                elif chosen is not candidates:
+                    # (A plugin handing back the candidates themselves permits them all.)
                     keep = {task.uid for task in chosen}
                     # An empty intersection starts over with the next plugin, as upstream.
                     victims = [task for task in victims if task.uid in keep] or None

@@ -26,25 +26,36 @@ def is_protected(task: TaskInfo) -> bool:
     return class_name in SYSTEM_CRITICAL_CLASSES or task.namespace == SYSTEM_NAMESPACE
 
 
-def evictable(
-    _evictor: TaskInfo | EvictionContext, candidates: list[TaskInfo]
-) -> tuple[list[TaskInfo], int]:
-    return [task for task in candidates if not is_protected(task)], Vote.PERMIT
-
-
 class ConformancePlugin:
     name = PLUGIN_NAME
 
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
+        self._protected: dict[str, bool] = {}
 
     def on_session_open(self, ssn: Session) -> None:
-        ssn.add_preemptable_fn(self.name, evictable)
-        ssn.add_reclaimable_fn(self.name, evictable)
-        ssn.add_unified_evictable_fn(self.name, evictable)
+        # The gang actions ask about every task of a domain once per starving job; a pod's
+        # class and namespace do not change within a session, so each is read once.
+        self._protected = {}
+        ssn.add_preemptable_fn(self.name, self.evictable)
+        ssn.add_reclaimable_fn(self.name, self.evictable)
+        ssn.add_unified_evictable_fn(self.name, self.evictable)
+
+    def evictable(
+        self, _evictor: TaskInfo | EvictionContext, candidates: list[TaskInfo]
+    ) -> tuple[list[TaskInfo], int]:
+        protected = self._protected
+        victims = []
+        for task in candidates:
+            verdict = protected.get(task.uid)
+            if verdict is None:
+                verdict = protected[task.uid] = is_protected(task)
+            if not verdict:
+                victims.append(task)
+        return victims, Vote.PERMIT
 
     def on_session_close(self, ssn: Session) -> None:
-        return None
+        self._protected = {}
 
 
 def new(arguments: Arguments) -> ConformancePlugin:
