@@ -194,15 +194,26 @@ def _rank(items: Mapping[str, T], before: Callable[[T, T], bool]) -> dict[str, i
 
 
 def _sort(bundles: list[Bundle], need: Resource, victim_rank: Callable[[Bundle], int]) -> None:
+    """By type, victim rank, return on investment (highest first), then a stable key. The
+    return on investment is only worked out where type and rank tie: for preemption, whose
+    victim jobs are totally ordered, that is nowhere."""
+    bundles.sort(key=lambda bundle: (bundle.type, victim_rank(bundle)))
     wanted = _wanted(need)
-    bundles.sort(
-        key=lambda bundle: (
-            bundle.type,
-            victim_rank(bundle),
-            -_return_on_investment(bundle, wanted),
-            *_stable_key(bundle),
-        )
-    )
+    start = 0
+    while start < len(bundles):
+        head = (bundles[start].type, victim_rank(bundles[start]))
+        end = start + 1
+        while end < len(bundles) and (bundles[end].type, victim_rank(bundles[end])) == head:
+            end += 1
+        if end - start > 1:
+            bundles[start:end] = sorted(
+                bundles[start:end],
+                key=lambda bundle: (
+                    -_return_on_investment(bundle, wanted),
+                    *_stable_key(bundle),
+                ),
+            )
+        start = end
 
 
 def return_on_investment(bundle: Bundle, need: Resource) -> float:
