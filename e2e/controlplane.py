@@ -61,6 +61,7 @@ BUILD_HINT = "kube-apiserver/etcd/kwok not built: run scripts/k8s-test-bins.sh (
 
 ADMIN_USER = "admin"
 SCHEDULER_USER = "volcano-scheduler"
+CONTROLLERS_USER = "volcano-py-controllers"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 POOL_LABEL = "volcano-py.io/pool"
 LOOPBACK = "127.0.0.1"
@@ -392,7 +393,8 @@ class ControlPlane:
     ...     client = cp.api_client()
 
     After `start()`: `server` (https URL), `kubeconfig` (admin), `scheduler_kubeconfig`
-    (the scheduler user, no rights until bound), `ca_file`, `admin_token`, `scheduler_token`,
+    (the scheduler user, no rights until bound), `controllers_kubeconfig` (the controllers
+    user, likewise), `ca_file`, `admin_token`, `scheduler_token`,
     `processes` (name -> `Process`), `workdir`, `startup_seconds` (phase -> seconds).
     """
 
@@ -425,6 +427,7 @@ class ControlPlane:
         self.admin_token = secrets.token_hex(16)
         self.scheduler_token = secrets.token_hex(16)
         self.scheduler_user = SCHEDULER_USER
+        self.controllers_token = secrets.token_hex(16)
         self.ports: dict[str, int] = {}
         self.processes: dict[str, Process] = {}
         self.startup_seconds: dict[str, float] = {}
@@ -453,6 +456,11 @@ class ControlPlane:
     @property
     def scheduler_kubeconfig(self) -> Path:
         return self.workdir / "scheduler.kubeconfig"
+
+    @property
+    def controllers_kubeconfig(self) -> Path:
+        """The controllers user (`volcano-py controllers`), no rights until bound."""
+        return self.workdir / "controllers.kubeconfig"
 
     @property
     def ca_file(self) -> Path:
@@ -530,6 +538,7 @@ class ControlPlane:
         tokens.write_text(
             f'{self.admin_token},{ADMIN_USER},{ADMIN_USER},"system:masters"\n'
             f"{self.scheduler_token},{SCHEDULER_USER},{SCHEDULER_USER}\n"
+            f"{self.controllers_token},{CONTROLLERS_USER},{CONTROLLERS_USER}\n"
         )
         tokens.chmod(0o600)
         (self.workdir / "kwok.yaml").write_text(_KWOK_CONFIG)
@@ -699,6 +708,7 @@ class ControlPlane:
         for path, user, token in (
             (self.kubeconfig, ADMIN_USER, self.admin_token),
             (self.scheduler_kubeconfig, SCHEDULER_USER, self.scheduler_token),
+            (self.controllers_kubeconfig, CONTROLLERS_USER, self.controllers_token),
         ):
             config = {
                 "apiVersion": "v1",

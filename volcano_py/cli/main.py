@@ -42,10 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _register_builtin_subcommands() -> None:
     # Imported here, not at the top: each subcommand pulls in its own (heavier) dependencies.
-    from volcano_py.cli import scheduler, simulate
+    from volcano_py.cli import controllers, scheduler, simulate
 
     SUBCOMMANDS["simulate"] = (simulate.HELP, simulate.add_arguments, simulate.run)
     SUBCOMMANDS["scheduler"] = (scheduler.HELP, scheduler.add_arguments, scheduler.run)
+    SUBCOMMANDS["controllers"] = (controllers.HELP, controllers.add_arguments, controllers.run)
 
 
 _register_builtin_subcommands()

@@ -17,15 +17,20 @@ import sys
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from volcano_py.models.duration import DurationError, parse_duration
+from volcano_py.cli.process_flags import (
+    add_cluster_access,
+    add_leader_election,
+    add_serving,
+    bool_flag,
+    go_duration,
+    lease_and_addresses,
+)
 
 if TYPE_CHECKING:
     from volcano_py.operator.scheduler import SchedulerOptions
 
 HELP = "run the scheduler against a Kubernetes cluster (Volcano's vc-scheduler)"
 
-_TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
-_FALSE = frozenset({"0", "f", "F", "false", "FALSE", "False"})
 _IGNORED = (
     "enable_metrics",
     "enable_healthz",
@@ -35,60 +40,8 @@ _IGNORED = (
 )
 
 
-def go_bool(text: str) -> bool:
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value {text!r} (true or false)")
-
-
-def go_duration(text: str) -> float:
-    try:
-        seconds = parse_duration(text)
-    except DurationError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    if seconds < 0:
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: negative")
-    return seconds
-
-
-def _bool_flag(
-    parser: argparse._ActionsContainer, name: str, default: bool | None, help_text: str
-) -> None:
-    shown = "" if default is None else f" (default {str(default).lower()})"
-    parser.add_argument(
-        name,
-        nargs="?",
-        const=True,
-        default=default,
-        type=go_bool,
-        metavar="BOOL",
-        help=f"{help_text}{shown}",
-    )
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    client = parser.add_argument_group("cluster access")
-    client.add_argument(
-        "--kubeconfig",
-        help="kubeconfig file (default: in-cluster service"
-        " account, else $KUBECONFIG or ~/.kube/config)",
-    )
-    client.add_argument(
-        "--kube-api-qps",
-        type=float,
-        default=2000.0,
-        metavar="QPS",
-        help="requests per second to the API server (default 2000)",
-    )
-    client.add_argument(
-        "--kube-api-burst",
-        type=int,
-        default=2000,
-        metavar="N",
-        help="burst of requests to the API server (default 2000)",
-    )
+    add_cluster_access(parser, qps=2000.0, burst=2000)
 
     scheduling = parser.add_argument_group("scheduling")
     scheduling.add_argument(
@@ -116,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="QUEUE",
         help="queue of PodGroups that name none (default default)",
     )
-    _bool_flag(scheduling, "--priority-class", True, "watch PriorityClasses")
+    bool_flag(scheduling, "--priority-class", True, "watch PriorityClasses")
     scheduling.add_argument(
         "--bind-concurrency",
         type=int,
@@ -132,43 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " once a second (default all, as Volcano)",
     )
 
-    election = parser.add_argument_group("leader election (a coordination.k8s.io/v1 Lease)")
-    _bool_flag(election, "--leader-elect", False, "run only while holding the Lease")
-    election.add_argument(
-        "--leader-elect-lease-duration",
-        type=go_duration,
-        default=15.0,
-        metavar="DURATION",
-        help="default 15s",
-    )
-    election.add_argument(
-        "--leader-elect-renew-deadline",
-        type=go_duration,
-        default=10.0,
-        metavar="DURATION",
-        help="default 10s",
-    )
-    election.add_argument(
-        "--leader-elect-retry-period",
-        type=go_duration,
-        default=2.0,
-        metavar="DURATION",
-        help="default 2s",
-    )
-    election.add_argument(
-        "--leader-elect-resource-namespace",
-        default="volcano-system",
-        metavar="NS",
-        help="namespace of the Lease (default volcano-system)",
-    )
+    election = add_leader_election(parser, lease_name="vc-scheduler")
     election.add_argument(
         "--lock-object-namespace", default="", metavar="NS", help=argparse.SUPPRESS
-    )
-    election.add_argument(
-        "--leader-elect-resource-name",
-        default="vc-scheduler",
-        metavar="NAME",
-        help="name of the Lease (default vc-scheduler)",
     )
     election.add_argument(
         "--leader-elect-resource-lock",
@@ -177,34 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=argparse.SUPPRESS,
     )
 
-    serving = parser.add_argument_group("endpoints and logging")
-    serving.add_argument(
-        "--listen-address",
-        default=":8080",
-        metavar="HOST:PORT",
-        help="/metrics (default :8080; empty: off)",
-    )
-    serving.add_argument(
-        "--healthz-address",
-        default=":11251",
-        metavar="HOST:PORT",
-        help="/healthz and /readyz (default :11251; empty: off)",
-    )
-    serving.add_argument(
-        "-v",
-        "--v",
-        type=int,
-        default=2,
-        dest="verbosity",
-        metavar="N",
-        help="log verbosity: <=3 info, 4 debug, >=5 trace (default 2)",
-    )
-    serving.add_argument("--log-format", choices=("plain", "json"), default="plain")
+    add_serving(parser, metrics=":8080", healthz=":11251")
 
     ignored = parser.add_argument_group("accepted for compatibility, no effect")
-    _bool_flag(ignored, "--enable-metrics", None, "metrics are always served")
-    _bool_flag(ignored, "--enable-healthz", None, "health checks are always served")
-    _bool_flag(ignored, "--logtostderr", None, "logs always go to stderr")
+    bool_flag(ignored, "--enable-metrics", None, "metrics are always served")
+    bool_flag(ignored, "--enable-healthz", None, "health checks are always served")
+    bool_flag(ignored, "--logtostderr", None, "logs always go to stderr")
     ignored.add_argument("--resync-period", type=go_duration, help=argparse.SUPPRESS)
     ignored.add_argument("--node-worker-threads", type=int, help=argparse.SUPPRESS)
     parser.add_argument("leftovers", nargs="*", help=argparse.SUPPRESS)
@@ -247,8 +144,6 @@ def run(args: argparse.Namespace) -> int:
 def _options(args: argparse.Namespace) -> SchedulerOptions:
     from volcano_py.operator.scheduler import SchedulerOptions
     from volcano_py.operator.writers import EVENT_MODES
-    from volcano_py.runtime.health import parse_address
-    from volcano_py.runtime.leaderelection import LeaseConfig
 
     if args.schedule_period <= 0:
         raise ValueError("--schedule-period must be positive")
@@ -258,19 +153,8 @@ def _options(args: argparse.Namespace) -> SchedulerOptions:
         raise ValueError(
             f"--default-queue must be a cluster Queue name, got {args.default_queue!r}"
         )
-    for address in (args.listen_address, args.healthz_address):
-        if address:
-            parse_address(address)
     assert args.events in EVENT_MODES
-    lease = LeaseConfig(
-        namespace=args.lock_object_namespace or args.leader_elect_resource_namespace,
-        name=args.leader_elect_resource_name,
-        lease_duration=args.leader_elect_lease_duration,
-        renew_deadline=args.leader_elect_renew_deadline,
-        retry_period=args.leader_elect_retry_period,
-    )
-    if args.leader_elect:
-        lease.validate()
+    lease = lease_and_addresses(args, namespace=args.lock_object_namespace)
     return SchedulerOptions(
         kubeconfig=args.kubeconfig,
         scheduler_conf=args.scheduler_conf,

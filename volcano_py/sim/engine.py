@@ -12,7 +12,6 @@ from typing import Any, Final
 from volcano_py.api.types import (
     DEFAULT_SCHEDULER_NAME,
     GROUP_NAME_ANNOTATION,
-    JOB_NAME_KEY,
     SIM_RUN_CYCLES_ANNOTATION,
 )
 from volcano_py.cache.cache import SchedulerCache
@@ -23,6 +22,7 @@ from volcano_py.controllers.job import (
     job_request_for_pod_change,
     sync_job,
 )
+from volcano_py.controllers.ownership import job_of_owner, job_of_pod
 from volcano_py.controllers.podgroup import pod_group_for_pod
 from volcano_py.framework.conf import SchedulerConf
 from volcano_py.framework.plugin import PluginBuilder
@@ -89,7 +89,7 @@ class Simulation:
                 self._pods_seen.pop(key, None)
             else:
                 self._pods_seen[key] = new
-            job_key = self._job_of_pod(obj)
+            job_key = job_of_pod(obj)
             if job_key is not None:
                 job = self.cluster.get("Job", job_key)
                 if job is not None:
@@ -105,29 +105,10 @@ class Simulation:
             )
             if self._pod_group_phases.get(key) != phase:
                 self._pod_group_phases[key] = phase
-                job_key = self._job_of_owner(obj)
+                job_key = job_of_owner(obj)
                 if job_key is not None:
                     event = "Unknown" if phase == "Unknown" else "OutOfSync"
                     self._request(job_key, JobRequest(event=event))
-
-    def _job_of_pod(self, pod: Mapping[str, Any]) -> str | None:
-        meta = pod.get("metadata") or {}
-        name = (meta.get("labels") or {}).get(JOB_NAME_KEY) or (meta.get("annotations") or {}).get(
-            JOB_NAME_KEY
-        )
-        if name:
-            return f"{meta.get('namespace') or 'default'}/{name}"
-        return self._job_of_owner(pod)
-
-    @staticmethod
-    def _job_of_owner(obj: Mapping[str, Any]) -> str | None:
-        meta = obj.get("metadata") or {}
-        for owner in meta.get("ownerReferences") or []:
-            if owner.get("kind") == "Job" and str(owner.get("apiVersion", "")).startswith(
-                "batch.volcano.sh"
-            ):
-                return f"{meta.get('namespace') or 'default'}/{owner.get('name')}"
-        return None
 
     def _request(self, job_key: str, request: JobRequest) -> None:
         self.job_requests.setdefault(job_key, []).append(request)
@@ -237,7 +218,7 @@ class Simulation:
         return [
             pod
             for key, pod in self.cluster.items("Pod")
-            if key.startswith(f"{namespace}/") and self._job_of_pod(pod) == job_key
+            if key.startswith(f"{namespace}/") and job_of_pod(pod) == job_key
         ]
 
     def _pod_group_of_job(self, job: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -1,0 +1,398 @@
+"""The live job controller: watch events -> ``JobRequest``s (as ``Simulation._watch``), one
+``sync_job`` per request, ``JobChanges`` -> API writes (as ``Simulation._apply_job_changes``).
+
+Writes are idempotent: a pod or object that already exists counts as created, one already gone
+as deleted. A write that loses a race (409 on the Job status or the PodGroup) or meets a
+transient API error ends the round; the requests left are run again after a back-off, against
+the store as the watches have refreshed it by then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from volcano_py.controllers.admission import mutate_job, validate_job
+from volcano_py.controllers.job import (
+    DelayedAction,
+    JobChanges,
+    JobRequest,
+    apply_policies,
+    delayed_action_cancelled,
+    delayed_action_superseded,
+    job_request_for_job_change,
+    job_request_for_pod_change,
+    job_request_for_pod_group_change,
+    sync_job,
+)
+from volcano_py.controllers.ownership import job_of_owner, job_of_pod
+from volcano_py.controllers.vocabulary import Event
+from volcano_py.operator.controllers.kinds import (
+    JOB,
+    PLUGIN_KINDS,
+    POD,
+    POD_GROUP,
+    WRITABLE_KINDS,
+    namespaced_path,
+    object_path,
+)
+from volcano_py.operator.controllers.store import ObjectStore
+from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
+from volcano_py.operator.writers import rfc3339
+from volcano_py.runtime.apiclient import MERGE_PATCH, ApiError
+
+log = logging.getLogger(__name__)
+
+Obj = Mapping[str, Any]
+
+
+@dataclass
+class _Pending:
+    action: DelayedAction
+    timer: asyncio.TimerHandle
+
+
+def _split(key: str) -> tuple[str, str]:
+    namespace, _, name = key.partition("/")
+    return namespace, name
+
+
+def _retry_worthy(error: ApiError) -> bool:
+    return error.conflict or error.transient
+
+
+class JobController:
+    def __init__(
+        self,
+        api: Any,
+        store: ObjectStore,
+        recorder: Any,
+        *,
+        scheduler_name: str = "volcano",
+        workers: int = 4,
+        may_work: Callable[[], bool] = lambda: True,
+        clock: Callable[[], str] = rfc3339,
+    ) -> None:
+        self.api = api
+        self.store = store
+        self.recorder = recorder
+        self.scheduler_name = scheduler_name
+        self.clock = clock
+        self.queue: KeyedWorkQueue[JobRequest] = KeyedWorkQueue(
+            "job", self._handle, workers=workers, may_work=may_work
+        )
+        self.delayed: dict[str, list[_Pending]] = {}
+        # Job key -> the resourceVersion last validated (problems are reported once).
+        self.refused: dict[str, str] = {}
+        self.syncs = 0
+
+    # ------------------------------------------------------------------ events -> requests
+
+    def request(self, job_key: str, request: JobRequest) -> None:
+        self.queue.add(job_key, request)
+
+    def on_job(self, event_type: str, old: Obj | None, new: Obj) -> None:
+        key = f"{(new.get('metadata') or {}).get('namespace') or 'default'}/"
+        key += str((new.get("metadata") or {}).get("name"))
+        if event_type == "DELETED":
+            # Its pods and PodGroup carry owner references: the garbage collector removes them.
+            for pending in self.delayed.pop(key, []):
+                pending.timer.cancel()
+            self.refused.pop(key, None)
+            return
+        request = job_request_for_job_change(old, new)
+        if request is not None:
+            self.request(key, request)
+
+    def on_pod(self, event_type: str, old: Obj | None, new: Obj) -> None:
+        job_key = job_of_pod(new)
+        if job_key is None:
+            return
+        job = self.store.get("Job", job_key)
+        if job is None:
+            return
+        current = None if event_type == "DELETED" else new
+        request = job_request_for_pod_change(
+            job, old, current, pods=self.store.pods_of_job(job_key)
+        )
+        if request is not None:
+            self.request(job_key, request)
+
+    def on_pod_group(self, event_type: str, old: Obj | None, new: Obj) -> None:
+        job_key = job_of_owner(new)
+        if job_key is None or self.store.get("Job", job_key) is None:
+            return
+        if event_type == "DELETED":
+            # Recreated on the next sync, as the simulator does.
+            self.request(job_key, JobRequest(event=Event.OUT_OF_SYNC))
+            return
+        request = job_request_for_pod_group_change(old, new)
+        if request is not None:
+            self.request(job_key, request)
+
+    # ------------------------------------------------------------------ one round of a key
+
+    async def _handle(self, job_key: str, requests: list[JobRequest]) -> None:
+        for index, request in enumerate(requests):
+            job = self.store.get("Job", job_key)
+            if job is None:
+                return
+            self._cancel_obsolete(job_key, request)
+            try:
+                await self._sync(job_key, job, request)
+            except RetryLater as retry:
+                raise RetryLater(str(retry), list(requests[index:])) from None
+            except ApiError as error:
+                if _retry_worthy(error):
+                    raise RetryLater(str(error), list(requests[index:])) from None
+                raise
+
+    def _cancel_obsolete(self, job_key: str, request: JobRequest) -> None:
+        kept: list[_Pending] = []
+        for pending in self.delayed.get(job_key, []):
+            if delayed_action_cancelled(pending.action, request):
+                pending.timer.cancel()
+            else:
+                kept.append(pending)
+        if kept:
+            self.delayed[job_key] = kept
+        else:
+            self.delayed.pop(job_key, None)
+
+    def _admitted(self, job_key: str, job: Obj) -> dict[str, Any] | None:
+        """The Job with the admission webhook's defaults, or None when Volcano's admission
+        would have refused it (checked until the job first has a phase, as admission checks
+        on create; reported once per version, then skipped)."""
+        mutated = mutate_job(job, self.scheduler_name)
+        if ((job.get("status") or {}).get("state") or {}).get("phase"):
+            return mutated
+        queues = {name: queue for name, queue in self.store.items("Queue")}
+        # The queue is the scheduler's business once the job runs; a missing or closed queue
+        # is reported but does not stop the controller (no webhook refused the job).
+        problems = validate_job(mutated, queues)
+        queue_problems = [p for p in problems if p.startswith("spec.queue")]
+        problems = [p for p in problems if not p.startswith("spec.queue")]
+        version = str((job.get("metadata") or {}).get("resourceVersion", ""))
+        if not problems:
+            if queue_problems and self.refused.get(job_key) != version:
+                log.warning("Job %s: %s", job_key, "; ".join(queue_problems))
+            # Remembered either way: the same version is reported once.
+            self.refused[job_key] = version
+            return mutated
+        if self.refused.get(job_key) != version:
+            self.refused[job_key] = version
+            message = "; ".join(problems)
+            log.error("Job %s refused: %s", job_key, message)
+            namespace, name = _split(job_key)
+            self.recorder.record("Job", namespace, name, "Warning", "InvalidJob", message)
+        return None
+
+    async def _sync(self, job_key: str, job: Obj, request: JobRequest) -> None:
+        mutated = self._admitted(job_key, job)
+        if mutated is None:
+            return
+        namespace, _name = _split(job_key)
+        queue_name = str((mutated.get("spec") or {}).get("queue") or "default")
+        plugin_objects = {
+            (resource.kind, str((obj.get("metadata") or {}).get("name"))): obj
+            for resource in PLUGIN_KINDS
+            for _key, obj in self.store.in_namespace(resource.kind, namespace)
+        }
+        decision = apply_policies(mutated, request)
+        try:
+            changes = sync_job(
+                mutated,
+                self.store.pod_group_of_job(job),
+                self.store.pods_of_job(job_key),
+                request,
+                now=self.clock(),
+                queue=self.store.get("Queue", queue_name),
+                priority_classes={
+                    name: int(pc.get("value") or 0)
+                    for name, pc in self.store.items("PriorityClass")
+                },
+                plugin_objects=plugin_objects,
+            )
+        except (ValueError, KeyError, TypeError) as error:
+            # A field the state machine cannot read (a bad quantity, say): named, then skipped.
+            log.error("Job %s: cannot sync (%s: %s); skipped", job_key, type(error).__name__, error)
+            self.recorder.record(
+                "Job", namespace, _name, "Warning", "SyncFailed", f"cannot sync: {error}"
+            )
+            return
+        self.syncs += 1
+        log.debug("Job %s: %s -> %s", job_key, request, changes)
+        await self.apply(job_key, job, changes)
+        if changes.delayed_action is not None:
+            self._schedule(job_key, changes.delayed_action)
+        else:
+            self._drop_superseded(job_key, str(decision.action), request)
+
+    def _schedule(self, job_key: str, delayed: DelayedAction) -> None:
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            left = [p for p in self.delayed.get(job_key, []) if p.action is not delayed]
+            if left:
+                self.delayed[job_key] = left
+            else:
+                self.delayed.pop(job_key, None)
+            self.request(job_key, delayed.request)
+
+        timer = loop.call_later(delayed.delay_seconds, fire)
+        self.delayed.setdefault(job_key, []).append(_Pending(delayed, timer))
+
+    def _drop_superseded(self, job_key: str, action: str, request: JobRequest) -> None:
+        kept = []
+        for pending in self.delayed.get(job_key, []):
+            if delayed_action_superseded(pending.action, action, request):
+                pending.timer.cancel()
+            else:
+                kept.append(pending)
+        if kept:
+            self.delayed[job_key] = kept
+        else:
+            self.delayed.pop(job_key, None)
+
+    # ------------------------------------------------------------------ JobChanges -> API
+
+    async def apply(self, job_key: str, job: Obj, changes: JobChanges) -> None:
+        """In ``JobChanges``' order: PodGroup, plugin objects, marks, deletions, pods,
+        object deletions, PodGroup deletion, job annotations, status; then Events."""
+        namespace, name = _split(job_key)
+        if changes.pod_group is not None:
+            await self._put_pod_group(changes.pod_group)
+        for obj in changes.extra_objects:
+            await self._create_or_replace(obj, namespace)
+        for pod_name, marks in changes.annotate_pods.items():
+            await self._ignore_missing(
+                "PATCH",
+                namespaced_path(POD, namespace, pod_name),
+                {"metadata": {"annotations": marks}},
+            )
+        for pod_name in changes.delete_pods:
+            await self._ignore_missing("DELETE", namespaced_path(POD, namespace, pod_name))
+        for template in changes.create_pods:
+            await self._create_pod(job_key, template, namespace)
+        for kind, object_name in changes.delete_objects:
+            resource = WRITABLE_KINDS.get(kind)
+            if resource is not None:
+                await self._ignore_missing(
+                    "DELETE", namespaced_path(resource, namespace, object_name)
+                )
+        if changes.delete_pod_group:
+            existing = self.store.pod_group_of_job(job)
+            if existing is not None:
+                await self._ignore_missing("DELETE", object_path(POD_GROUP, existing))
+        if changes.job_annotations:
+            await self._ignore_missing(
+                "PATCH",
+                namespaced_path(JOB, namespace, name),
+                {"metadata": {"annotations": changes.job_annotations}},
+            )
+        if changes.status is not None and job.get("status") != changes.status:
+            await self._write_status(job_key, job, changes.status)
+        for event_type, reason, message in changes.events:
+            self.recorder.record("Job", namespace, name, event_type, reason, message)
+
+    async def _ignore_missing(self, method: str, path: str, body: Any = None) -> Any:
+        try:
+            kwargs: dict[str, Any] = {"content_type": MERGE_PATCH} if method == "PATCH" else {}
+            return await self.api.request(method, path, body, **kwargs)
+        except ApiError as error:
+            if error.not_found:
+                return None
+            raise
+
+    async def _create_pod(self, job_key: str, template: Obj, namespace: str) -> None:
+        pod = copy.deepcopy(dict(template))
+        pod.pop("status", None)
+        pod_name = str((pod.get("metadata") or {}).get("name"))
+        if self.store.get("Pod", f"{namespace}/{pod_name}") is not None:
+            return
+        try:
+            await self.api.request("POST", namespaced_path(POD, namespace), pod)
+        except ApiError as error:
+            if error.conflict:  # AlreadyExists: our watch has not seen it yet
+                return
+            if _retry_worthy(error):
+                raise
+            # Refused for good (a bad template, a quota): the user's to fix; not retried.
+            log.error("Job %s: cannot create pod %s: %s", job_key, pod_name, error)
+            _, name = _split(job_key)
+            self.recorder.record(
+                "Job", namespace, name, "Warning", "FailedCreatePodSandBox", error.message
+            )
+
+    async def _put_pod_group(self, wanted: Mapping[str, Any]) -> None:
+        pod_group = copy.deepcopy(dict(wanted))
+        meta = pod_group.setdefault("metadata", {})
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        existing = self.store.get("PodGroup", key)
+        if existing is None:
+            pod_group.setdefault("status", {}).setdefault("phase", "Pending")
+            try:
+                created = await self.api.request(
+                    "POST", namespaced_path(POD_GROUP, str(meta.get("namespace"))), pod_group
+                )
+                self.store.apply("PodGroup", "ADDED", created)
+                return
+            except ApiError as error:
+                if not error.conflict:
+                    raise
+            existing = await self.api.request("GET", object_path(POD_GROUP, pod_group))
+            if existing is None or existing.get("spec") == pod_group.get("spec"):
+                return
+        # Replace the spec; status is the scheduler's (PodGroups have no status subresource).
+        pod_group["status"] = copy.deepcopy(existing.get("status") or {})
+        for field in ("uid", "creationTimestamp", "resourceVersion"):
+            value = (existing.get("metadata") or {}).get(field)
+            if value is not None:
+                meta[field] = value
+        replaced = await self.api.request("PUT", object_path(POD_GROUP, pod_group), pod_group)
+        self.store.apply("PodGroup", "MODIFIED", replaced)
+
+    async def _create_or_replace(self, obj: Mapping[str, Any], namespace: str) -> None:
+        body = copy.deepcopy(dict(obj))
+        meta = body.setdefault("metadata", {})
+        meta.setdefault("namespace", namespace)
+        resource = WRITABLE_KINDS.get(str(body.get("kind")))
+        if resource is None:
+            log.error(
+                "cannot write a %s (%s): not a kind the controllers write",
+                body.get("kind"),
+                meta.get("name"),
+            )
+            return
+        try:
+            await self.api.request("POST", namespaced_path(resource, str(meta["namespace"])), body)
+            return
+        except ApiError as error:
+            if not error.conflict:
+                raise
+        current = await self.api.request("GET", object_path(resource, body))
+        meta["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
+        await self.api.request("PUT", object_path(resource, body), body)
+
+    async def _write_status(self, job_key: str, job: Obj, new_status: Mapping[str, Any]) -> None:
+        updated = copy.deepcopy(dict(job))
+        updated["status"] = copy.deepcopy(dict(new_status))
+        path = namespaced_path(JOB, *_split(job_key)) + "/status"
+        try:
+            written = await self.api.request("PUT", path, updated)
+        except ApiError as error:
+            if error.not_found:
+                return
+            raise
+        # Our own write, applied now: the next request of this job sees it even before the
+        # watch delivers it. What the watch would have queued (a phase change) is queued here.
+        applied, old = self.store.apply("Job", "MODIFIED", written)
+        if not applied:
+            return
+        follow_up = job_request_for_job_change(old, written)
+        if follow_up is not None:
+            self.request(job_key, follow_up)

@@ -1,0 +1,237 @@
+"""``volcano-py controllers`` as a process: one asyncio loop runs the informers (the
+scheduler's raw list+watch), the work queues of the job, PodGroup, queue and command
+controllers, the Lease elector, the event recorder and the HTTP endpoints.
+
+The controllers are I/O-bound (one ``sync_job`` is microseconds next to its writes), so unlike
+the scheduler there is no second thread. Work waits until every informer has listed once and,
+with ``--leader-elect``, while this replica leads; losing the Lease exits with status 1 (as
+vc-controller-manager), so a replica that may have missed events restarts from a fresh LIST.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
+from volcano_py.controllers.ownership import job_of_owner
+from volcano_py.operator.controllers.commands import CommandConsumer
+from volcano_py.operator.controllers.jobs import JobController
+from volcano_py.operator.controllers.kinds import PLUGIN_KINDS, WATCHED_KINDS
+from volcano_py.operator.controllers.podgroups import PodGroupController
+from volcano_py.operator.controllers.queues import QueueController
+from volcano_py.operator.controllers.store import ObjectStore
+from volcano_py.operator.informer import Informers, object_key
+from volcano_py.operator.writers import BatchedEventRecorder
+from volcano_py.runtime.apiclient import ClusterAccess, KubeApi
+from volcano_py.runtime.health import HttpEndpoints, Probes
+from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
+
+log = logging.getLogger(__name__)
+
+LEASE_NAME = "volcano-py-controllers"
+_PLUGIN_KIND_NAMES = frozenset(kind.kind for kind in PLUGIN_KINDS)
+
+
+@dataclass
+class ControllersOptions:
+    kubeconfig: str | None = None
+    scheduler_names: tuple[str, ...] = (DEFAULT_SCHEDULER_NAME,)
+    leader_elect: bool = False
+    lease: LeaseConfig = field(default_factory=lambda: LeaseConfig(name=LEASE_NAME))
+    kube_api_qps: float = 50.0
+    kube_api_burst: int = 100
+    listen_address: str = ":8081"
+    healthz_address: str = ":11252"
+    job_workers: int = 5
+    events: str = "all"
+
+
+def _hard_exit() -> None:
+    for handler in logging.getLogger().handlers:
+        with contextlib.suppress(Exception):
+            handler.flush()
+    sys.stderr.flush()
+    os._exit(1)
+
+
+class LiveControllers:
+    def __init__(
+        self,
+        options: ControllersOptions,
+        *,
+        access: ClusterAccess | None = None,
+        on_lost_lease: Callable[[], None] = _hard_exit,
+    ) -> None:
+        self.options = options
+        self.access = access or ClusterAccess.load(options.kubeconfig)
+        self.on_lost_lease = on_lost_lease
+        self.store = ObjectStore()
+        self.informers: Informers | None = None
+        self.elector: LeaseElector | None = None
+        self.stop_requested: asyncio.Event | None = None
+        self.jobs: JobController | None = None
+        self.pod_groups: PodGroupController | None = None
+        self.queues: QueueController | None = None
+        self.commands: CommandConsumer | None = None
+        self._namespaced = {kind.kind: kind.namespaced for kind in WATCHED_KINDS}
+
+    # ---- readiness
+
+    @property
+    def is_leader(self) -> bool:
+        return not self.options.leader_elect or (
+            self.elector is not None and self.elector.is_leader
+        )
+
+    def synced(self) -> bool:
+        return self.informers is not None and self.informers.synced()
+
+    def may_work(self) -> bool:
+        stopping = self.stop_requested is not None and self.stop_requested.is_set()
+        return not stopping and self.synced() and self.is_leader
+
+    def not_ready(self) -> str:
+        if not self.synced():
+            waiting = self.informers.unsynced() if self.informers is not None else ["all"]
+            return f"cache not synced: waiting for the first list of {', '.join(waiting)}"
+        if not self.is_leader:
+            return "not the leader (standby)"
+        return ""
+
+    # ---- events
+
+    def on_event(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> None:
+        """The informers' sink: keep the object, then tell the controllers that care."""
+        if kind in _PLUGIN_KIND_NAMES and job_of_owner(obj) is None and event_type != "DELETED":
+            return  # only objects of Volcano Jobs matter (and a cluster has many Secrets)
+        applied, old = self.store.apply(kind, event_type, obj, self._namespaced.get(kind, True))
+        if not applied:
+            return
+        assert self.jobs and self.pod_groups and self.queues and self.commands
+        if kind == "Job":
+            self.jobs.on_job(event_type, old, obj)
+        elif kind == "Pod":
+            self.jobs.on_pod(event_type, old, obj)
+            self.pod_groups.on_pod(event_type, obj)
+        elif kind == "PodGroup":
+            self.jobs.on_pod_group(event_type, old, obj)
+            self.queues.on_pod_group(obj)
+        elif kind == "Queue":
+            self.queues.on_queue(event_type, old, obj)
+        elif kind == "Command":
+            self.commands.on_command(event_type, object_key(obj))
+
+    def build(self, api: Any, recorder: Any) -> None:
+        """The controllers over ``api`` (a fake one in the unit tests)."""
+        options = self.options
+        self.jobs = JobController(
+            api,
+            self.store,
+            recorder,
+            scheduler_name=options.scheduler_names[0],
+            workers=options.job_workers,
+            may_work=self.may_work,
+        )
+        self.pod_groups = PodGroupController(
+            api, self.store, options.scheduler_names, may_work=self.may_work
+        )
+        self.queues = QueueController(api, self.store, recorder, may_work=self.may_work)
+        self.commands = CommandConsumer(
+            api, self.store, self.jobs, self.queues, may_work=self.may_work
+        )
+
+    def work_queues(self) -> list[Any]:
+        assert self.jobs and self.pod_groups and self.queues and self.commands
+        return [self.jobs.queue, self.pod_groups.queue, self.queues.queue, self.commands.queue]
+
+    # ---- the process
+
+    def request_stop(self) -> None:
+        if self.stop_requested is not None:
+            self.stop_requested.set()
+
+    def _lost(self) -> None:
+        log.critical("leader election lost: stopping (exit 1)")
+        self.on_lost_lease()
+
+    def _election_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("leader election failed: %s", task.exception())
+            self._lost()
+
+    async def run(self) -> int:
+        """Until ``request_stop()`` (SIGTERM/SIGINT): 0, or 1 if the endpoints cannot be
+        served."""
+        options = self.options
+        self.stop_requested = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, self.request_stop)
+        api = KubeApi(
+            self.access,
+            qps=options.kube_api_qps,
+            burst=options.kube_api_burst,
+            user_agent="volcano-py-controllers",
+        )
+        await api.open()
+        tasks: list[asyncio.Task[Any]] = []
+        endpoints = HttpEndpoints(
+            options.listen_address,
+            options.healthz_address,
+            Probes(alive=lambda: "", ready=self.not_ready),
+        )
+        try:
+            try:
+                await endpoints.start()
+            except OSError as error:
+                log.error("cannot serve the endpoints: %s", error)
+                return 1
+            recorder = BatchedEventRecorder(
+                api,
+                mode=options.events,
+                component="volcano-py-controllers",
+                instance=options.lease.identity,
+                may_write=lambda: self.is_leader,
+            )
+            self.build(api, recorder)
+            self.informers = Informers(api, self.on_event, kinds=WATCHED_KINDS)
+            tasks += self.informers.start()
+            tasks += recorder.start()
+            for work_queue in self.work_queues():
+                tasks += work_queue.start()
+            if options.leader_elect:
+                self.elector = LeaseElector(api, options.lease, on_stopped_leading=self._lost)
+                election = asyncio.create_task(self.elector.run(), name="leader election")
+                election.add_done_callback(self._election_ended)
+                tasks.append(election)
+            log.info(
+                "volcano-py controllers started: scheduler names %s%s; serving %s",
+                ",".join(options.scheduler_names),
+                f", leader election on {options.lease.namespace}/{options.lease.name} as "
+                f"{options.lease.identity}"
+                if options.leader_elect
+                else "",
+                ", ".join(f"{a} (port {p})" for a, p in endpoints.ports.items()),
+            )
+            await self.stop_requested.wait()
+            log.info("stopping")
+            if self.is_leader:
+                await recorder.flush()
+            if self.elector is not None:
+                await self.elector.release()
+            return 0
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await endpoints.stop()
+            await api.close()
