@@ -22,8 +22,9 @@ scheduler needs:
 
 Besides, kopf's resource observer wants list/watch on CustomResourceDefinitions, which the
 scheduler's least-privilege ClusterRole does not otherwise need, and kopf brings a second HTTP
-client, login and event posting to configure off. kopf stays the runtime of the controllers,
-which do write objects.
+client, login and event posting to configure off. The live controllers (``operator/controllers``)
+use this informer too, for the same two reasons: a Job whose pods were deleted while a watch was
+down must still be reconciled, and no Job may be synced before its pods were listed.
 """
 
 from __future__ import annotations
