@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from volcano_py.controllers.job import job_request_for_command
 from volcano_py.controllers.queue import queue_request_for_command
 from volcano_py.operator.controllers.jobs import JobController
 from volcano_py.operator.controllers.kinds import COMMAND, object_path
+from volcano_py.operator.controllers.ports import ApiRequests
 from volcano_py.operator.controllers.queues import QueueController
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 class CommandConsumer:
     def __init__(
         self,
-        api: Any,
+        api: ApiRequests,
         store: ObjectStore,
         jobs: JobController,
         queues: QueueController,

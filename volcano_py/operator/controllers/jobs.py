@@ -40,6 +40,7 @@ from volcano_py.operator.controllers.kinds import (
     namespaced_path,
     object_path,
 )
+from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
 from volcano_py.operator.writers import rfc3339
@@ -68,9 +69,9 @@ def _retry_worthy(error: ApiError) -> bool:
 class JobController:
     def __init__(
         self,
-        api: Any,
+        api: ApiRequests,
         store: ObjectStore,
-        recorder: Any,
+        recorder: EventRecorder,
         *,
         scheduler_name: str = "volcano",
         workers: int = 4,

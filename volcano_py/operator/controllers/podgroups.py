@@ -10,6 +10,7 @@ from typing import Any
 from volcano_py.api.types import GROUP_NAME_ANNOTATION
 from volcano_py.controllers.podgroup import pod_group_for_pod
 from volcano_py.operator.controllers.kinds import POD, POD_GROUP, namespaced_path
+from volcano_py.operator.controllers.ports import ApiRequests
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
 from volcano_py.runtime.apiclient import MERGE_PATCH, ApiError
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 class PodGroupController:
     def __init__(
         self,
-        api: Any,
+        api: ApiRequests,
         store: ObjectStore,
         scheduler_names: Collection[str],
         *,

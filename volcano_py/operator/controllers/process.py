@@ -26,6 +26,7 @@ from volcano_py.operator.controllers.commands import CommandConsumer
 from volcano_py.operator.controllers.jobs import JobController
 from volcano_py.operator.controllers.kinds import PLUGIN_KINDS, WATCHED_KINDS
 from volcano_py.operator.controllers.podgroups import PodGroupController
+from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.queues import QueueController
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.informer import Informers, object_key
@@ -129,7 +130,7 @@ class LiveControllers:
         elif kind == "Command":
             self.commands.on_command(event_type, object_key(obj))
 
-    def build(self, api: Any, recorder: Any) -> None:
+    def build(self, api: ApiRequests, recorder: EventRecorder) -> None:
         """The controllers over ``api`` (a fake one in the unit tests)."""
         options = self.options
         self.jobs = JobController(

@@ -18,6 +18,7 @@ from volcano_py.controllers.queue import (
 )
 from volcano_py.metrics import REGISTRY
 from volcano_py.operator.controllers.kinds import QUEUE
+from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
 from volcano_py.runtime.apiclient import MERGE_PATCH, ApiError
@@ -36,9 +37,9 @@ QUEUE_POD_GROUPS: Final = Gauge(
 class QueueController:
     def __init__(
         self,
-        api: Any,
+        api: ApiRequests,
         store: ObjectStore,
-        recorder: Any,
+        recorder: EventRecorder,
         *,
         workers: int = 2,
         may_work: Callable[[], bool] = lambda: True,
