@@ -11,9 +11,21 @@ path, where PrePredicate runs for every task.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Protocol
 
+from volcano_py.api.node import NodeInfo
 from volcano_py.api.resource import Resource
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import Status, StatusCode
+from volcano_py.framework.hooks import (
+    SimulateAllocatableFn,
+    SimulateTaskChangeFn,
+    SimulationState,
+)
+
+if TYPE_CHECKING:
+    from volcano_py.framework.session import Session
 
 
 class HasAllocation(Protocol):
@@ -53,3 +65,47 @@ class SimulatedAllocations:
 
     def clone(self) -> SimulatedAllocations:
         return SimulatedAllocations({name: r.clone() for name, r in self._changed.items()})
+
+
+# The queues whose allocation a task's move changes (the leaf, or the leaf and its ancestors),
+# or why there are none.
+QueuesOfTask = Callable[[TaskInfo], "Iterable[HasAllocation] | str"]
+
+
+def register_queue_simulation(
+    ssn: Session,
+    plugin: str,
+    allocatable: SimulateAllocatableFn,
+    queues_of: QueuesOfTask,
+) -> None:
+    """The dry-run hooks of a queue-quota plugin (proportion, capacity): PrePredicate seeds an
+    empty ``SimulatedAllocations``, SimulateAddTask / SimulateRemoveTask move the task's request
+    in and out of its queues, and ``allocatable`` answers SimulateAllocatable. Upstream also
+    refreshes the queue's share in its copy; nothing in a dry run reads it."""
+
+    def seed(task: TaskInfo) -> None:
+        ssn.simulation_state(task)[plugin] = SimulatedAllocations()
+
+    def change(add: bool) -> SimulateTaskChangeFn:
+        def move(
+            state: SimulationState, _to_schedule: TaskInfo, task: TaskInfo, _node: NodeInfo
+        ) -> Status | None:
+            allocations = state.get(plugin)
+            if not isinstance(allocations, SimulatedAllocations):
+                return Status(StatusCode.ERROR, f"{plugin}: no dry-run state", plugin)
+            queues = queues_of(task)
+            if isinstance(queues, str):
+                return Status(StatusCode.ERROR, f"{plugin}: {queues}", plugin)
+            for queue in queues:
+                if add:
+                    allocations.add(queue, task.resreq)
+                else:
+                    allocations.remove(queue, task.resreq)
+            return None
+
+        return move
+
+    ssn.add_pre_predicate_fn(plugin, seed)
+    ssn.add_simulate_allocatable_fn(plugin, allocatable)
+    ssn.add_simulate_add_task_fn(plugin, change(add=True))
+    ssn.add_simulate_remove_task_fn(plugin, change(add=False))

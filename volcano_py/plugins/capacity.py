@@ -42,7 +42,6 @@ from typing import Final
 
 from volcano_py import metrics
 from volcano_py.api.job import JobInfo
-from volcano_py.api.node import NodeInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
     MAX_FLOAT,
@@ -54,14 +53,13 @@ from volcano_py.api.resource import (
     intersection_with_ignored_scalar_resources,
 )
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import ROOT_QUEUE, Status, StatusCode, Vote
+from volcano_py.api.types import ROOT_QUEUE, Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import (
     EvictableFn,
     EvictionContext,
     EvictionKind,
-    SimulateTaskChangeFn,
     SimulationState,
     UnifiedEvictableFn,
     VoteFn,
@@ -76,7 +74,10 @@ from volcano_py.plugins._plugin_helpers import (
     plugin_option,
     share,
 )
-from volcano_py.plugins._simulated_allocations import SimulatedAllocations
+from volcano_py.plugins._simulated_allocations import (
+    SimulatedAllocations,
+    register_queue_simulation,
+)
 
 log = logging.getLogger(__name__)
 
@@ -881,13 +882,14 @@ class CapacityPlugin:
     # ------------------------------------------------------------------ dry runs
 
     def _register_simulation(self, ssn: Session) -> None:
-        def seed(task: TaskInfo) -> None:
-            ssn.simulation_state(task)[self.name] = SimulatedAllocations()
+        def queues_of(task: TaskInfo) -> list[QueueAttributes] | str:
+            job = ssn.jobs.get(task.job)
+            attr = self.queue_attributes.get(job.queue) if job is not None else None
+            if attr is None or not self.ready:
+                return f"job or queue of {task.key} not in a usable queue tree"
+            return list(self._path(attr))
 
-        ssn.add_pre_predicate_fn(self.name, seed)
-        ssn.add_simulate_allocatable_fn(self.name, self.simulate_allocatable)
-        ssn.add_simulate_add_task_fn(self.name, self._simulate_change(ssn, add=True))
-        ssn.add_simulate_remove_task_fn(self.name, self._simulate_change(ssn, add=False))
+        register_queue_simulation(ssn, self.name, self.simulate_allocatable, queues_of)
 
     def simulate_allocatable(
         self, state: SimulationState, queue: QueueInfo, task: TaskInfo
@@ -914,31 +916,6 @@ class CapacityPlugin:
             attr.real_capability, task.resreq
         )
         return fits
-
-    def _simulate_change(self, ssn: Session, add: bool) -> SimulateTaskChangeFn:
-        def change(
-            state: SimulationState, _to_schedule: TaskInfo, task: TaskInfo, _node: NodeInfo
-        ) -> Status | None:
-            # Upstream also refreshes the leaf's share in its copy; no dry run reads it.
-            allocations = state.get(self.name)
-            if not isinstance(allocations, SimulatedAllocations):
-                return Status(StatusCode.ERROR, "capacity: no dry-run state", self.name)
-            job = ssn.jobs.get(task.job)
-            attr = self.queue_attributes.get(job.queue) if job is not None else None
-            if attr is None or not self.ready:
-                return Status(
-                    StatusCode.ERROR,
-                    f"capacity: job or queue of task {task.key} not in a usable queue tree",
-                    self.name,
-                )
-            for level in self._path(attr):
-                if add:
-                    allocations.add(level, task.resreq)
-                else:
-                    allocations.remove(level, task.resreq)
-            return None
-
-        return change
 
     def _job_enqueueable(self, ssn: Session) -> VoteFn:
         def enqueueable(job: JobInfo) -> Vote:

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 from volcano_py import metrics
 from volcano_py.api.job import JobInfo
-from volcano_py.api.node import NodeInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
     MAX_FLOAT,
@@ -35,10 +34,10 @@ from volcano_py.api.resource import (
     exceeded_part,
 )
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import Status, StatusCode, Vote
+from volcano_py.api.types import Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
-from volcano_py.framework.hooks import SimulateTaskChangeFn, SimulationState, VoteFn
+from volcano_py.framework.hooks import SimulationState, VoteFn
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import (
     format_resource_names,
@@ -47,7 +46,10 @@ from volcano_py.plugins._plugin_helpers import (
     same_amounts,
     share,
 )
-from volcano_py.plugins._simulated_allocations import SimulatedAllocations
+from volcano_py.plugins._simulated_allocations import (
+    SimulatedAllocations,
+    register_queue_simulation,
+)
 
 log = logging.getLogger(__name__)
 
@@ -412,13 +414,16 @@ class ProportionPlugin:
     # ------------------------------------------------------------------ dry runs
 
     def _register_simulation(self, ssn: Session) -> None:
-        def seed(task: TaskInfo) -> None:
-            ssn.simulation_state(task)[self.name] = SimulatedAllocations()
+        def queues_of(task: TaskInfo) -> list[QueueAttributes] | str:
+            job = ssn.jobs.get(task.job)
+            attr = self.queue_attributes.get(job.queue) if job is not None else None
+            return (
+                [attr]
+                if attr is not None
+                else f"job or queue of task {task.key} not in the session"
+            )
 
-        ssn.add_pre_predicate_fn(self.name, seed)
-        ssn.add_simulate_allocatable_fn(self.name, self.simulate_allocatable)
-        ssn.add_simulate_add_task_fn(self.name, self._simulate_change(ssn, add=True))
-        ssn.add_simulate_remove_task_fn(self.name, self._simulate_change(ssn, add=False))
+        register_queue_simulation(ssn, self.name, self.simulate_allocatable, queues_of)
 
     def simulate_allocatable(
         self, state: SimulationState, queue: QueueInfo, task: TaskInfo
@@ -433,30 +438,6 @@ class ProportionPlugin:
         future = allocations.allocated(attr).clone().add(task.resreq)
         fits, _ = future.less_equal_with_dimension_and_resources_name(attr.deserved, task.resreq)
         return fits
-
-    def _simulate_change(self, ssn: Session, add: bool) -> SimulateTaskChangeFn:
-        def change(
-            state: SimulationState, _to_schedule: TaskInfo, task: TaskInfo, _node: NodeInfo
-        ) -> Status | None:
-            # Upstream also refreshes the share in its copy; nothing in a dry run reads it.
-            allocations = state.get(self.name)
-            if not isinstance(allocations, SimulatedAllocations):
-                return Status(StatusCode.ERROR, "proportion: no dry-run state", self.name)
-            job = ssn.jobs.get(task.job)
-            attr = self.queue_attributes.get(job.queue) if job is not None else None
-            if attr is None:
-                return Status(
-                    StatusCode.ERROR,
-                    f"proportion: job or queue of task {task.key} not in the session",
-                    self.name,
-                )
-            if add:
-                allocations.add(attr, task.resreq)
-            else:
-                allocations.remove(attr, task.resreq)
-            return None
-
-        return change
 
 
 def new(arguments: Arguments) -> ProportionPlugin:
