@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import sys
 import threading
 import time
@@ -39,6 +38,7 @@ from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 from volcano_py.runtime.conffile import ConfFile
 from volcano_py.runtime.health import HttpEndpoints, Probes
 from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
+from volcano_py.runtime.logsetup import flush_and_exit
 from volcano_py.runtime.loop import SchedulerLoop, describe
 from volcano_py.scheduler.cycle import CycleTimings
 from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
@@ -75,14 +75,6 @@ def _queue_manifest(name: str, reclaimable: bool) -> dict[str, Any]:
     }
 
 
-def _hard_exit() -> None:
-    for handler in logging.getLogger().handlers:
-        with contextlib.suppress(Exception):
-            handler.flush()
-    sys.stderr.flush()
-    os._exit(1)
-
-
 class LiveScheduler:
     def __init__(
         self,
@@ -90,7 +82,7 @@ class LiveScheduler:
         *,
         plugins: Mapping[str, PluginBuilder] | None = None,
         access: ClusterAccess | None = None,
-        on_lost_lease: Callable[[], None] = _hard_exit,
+        on_lost_lease: Callable[[], None] = flush_and_exit,
     ) -> None:
         self.options = options
         self.access = access or ClusterAccess.load(options.kubeconfig)

@@ -7,8 +7,10 @@ Volcano's ``-v`` maps onto levels: up to 3 (decisions) is INFO, 4 (per node/plug
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sys
 from typing import Final
 
@@ -61,3 +63,13 @@ def configure(verbosity: int = 2, log_format: str = "plain") -> None:
     quiet = logging.WARNING if verbosity < 5 else TRACE
     for name in ("aiohttp", "urllib3", "kubernetes", "asyncio"):
         logging.getLogger(name).setLevel(quiet)
+
+
+def flush_and_exit(status: int = 1) -> None:
+    """Exit at once, logs flushed: a process that lost its Lease must stop acting now, not
+    after its threads and tasks wind down (another replica already leads)."""
+    for handler in logging.getLogger().handlers:
+        with contextlib.suppress(Exception):
+            handler.flush()
+    sys.stderr.flush()
+    os._exit(status)

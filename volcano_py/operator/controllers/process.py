@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import signal
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +32,7 @@ from volcano_py.operator.writers import BatchedEventRecorder
 from volcano_py.runtime.apiclient import ClusterAccess, KubeApi
 from volcano_py.runtime.health import HttpEndpoints, Probes
 from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
+from volcano_py.runtime.logsetup import flush_and_exit
 
 log = logging.getLogger(__name__)
 
@@ -55,21 +54,13 @@ class ControllersOptions:
     events: str = "all"
 
 
-def _hard_exit() -> None:
-    for handler in logging.getLogger().handlers:
-        with contextlib.suppress(Exception):
-            handler.flush()
-    sys.stderr.flush()
-    os._exit(1)
-
-
 class LiveControllers:
     def __init__(
         self,
         options: ControllersOptions,
         *,
         access: ClusterAccess | None = None,
-        on_lost_lease: Callable[[], None] = _hard_exit,
+        on_lost_lease: Callable[[], None] = flush_and_exit,
     ) -> None:
         self.options = options
         self.access = access or ClusterAccess.load(options.kubeconfig)
