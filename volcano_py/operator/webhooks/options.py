@@ -1,0 +1,18 @@
+"""Settings the handlers share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
+from volcano_py.models.queue_hierarchy import DEFAULT_MAX_DEPTH
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookOptions:
+    # The scheduler name a Job naming none gets (vc-webhook-manager's --scheduler-name).
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    # --enable-queue-allocated-pods-check: refuse deleting a queue that still has pods.
+    queue_allocated_pods_check: bool = False
+    # --max-queue-depth: the deepest a hierarchical queue may sit below root.
+    max_queue_depth: int = DEFAULT_MAX_DEPTH
