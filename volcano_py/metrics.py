@@ -9,6 +9,7 @@ serves and tests can read.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Final
 
@@ -158,6 +159,22 @@ class _PreemptionAttempts(Collector):
 
 PREEMPTION_ATTEMPTS: Final = _PreemptionAttempts()
 REGISTRY.register(PREEMPTION_ATTEMPTS)
+
+
+def job_scheduled(job_name: str, queue: str, namespace: str, seconds: float) -> None:
+    """A task of the job was just allocated or pipelined, ``seconds`` after the job was
+    created (``UpdateE2eSchedulingDurationByJob``: the per-job gauge and the histogram)."""
+    elapsed = milliseconds(max(0.0, seconds))
+    E2E_JOB_SCHEDULING_DURATION.labels(job_name, queue, namespace).set(elapsed)
+    E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
+
+
+def forget_job(job_name: str, queue: str, namespace: str) -> None:
+    """Drop a deleted job's series (``DeleteJobMetrics``)."""
+    with contextlib.suppress(KeyError):
+        E2E_JOB_SCHEDULING_DURATION.remove(job_name, queue, namespace)
+    with contextlib.suppress(KeyError):
+        UNSCHEDULE_TASK_COUNT.remove(job_name)
 
 
 def milliseconds(seconds: float) -> float:

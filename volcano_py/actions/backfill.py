@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from volcano_py.actions.task_placement import record_job_scheduled
 from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.task import TaskInfo
@@ -45,6 +46,8 @@ class Backfill:
                 errors.set_node_error(node.name, FitError("", []))
                 errors.error = str(error)
                 job.nodes_fit_errors[task.uid] = errors
+                continue
+            record_job_scheduled(ssn, job)
 
     @staticmethod
     def _pending_best_effort_tasks(ssn: Session) -> list[TaskInfo]:

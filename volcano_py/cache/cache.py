@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from volcano_py import metrics
 from volcano_py.api.hypernode import HyperNodeSpecError, HyperNodeStore, HyperNodeTree
 from volcano_py.api.job import JobInfo, PodGroupInfo
 from volcano_py.api.node import NodeFitError, NodeInfo
@@ -155,7 +156,7 @@ class SchedulerCache:
             job = self.jobs[task.job]
             job.delete_task(task)
             if not job.tasks and job.pod_group is None:
-                del self.jobs[task.job]
+                self._forget_job(job)
         if task.node_name and task.node_name in self.nodes:
             node = self.nodes[task.node_name]
             if task.key in node.tasks:
@@ -198,6 +199,12 @@ class SchedulerCache:
 
     # ---- CRDs and the rest
 
+    def _forget_job(self, job: JobInfo) -> None:
+        """The job is gone: so are its per-job metric series (``DeleteJobMetrics``), or every
+        job ever scheduled would stay a series in /metrics."""
+        del self.jobs[job.uid]
+        metrics.forget_job(job.name, job.queue, job.namespace)
+
     def _on_pod_group(self, event_type: str, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         uid = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
@@ -206,7 +213,7 @@ class SchedulerCache:
             if job is not None:
                 job.unset_pod_group()
                 if not job.tasks:
-                    del self.jobs[uid]
+                    self._forget_job(job)
             return
         if job is None:
             job = self.jobs[uid] = JobInfo(uid=uid)
