@@ -1,15 +1,38 @@
-"""What preempt and reclaim share: which nodes a starving task may take room on, and whether
-the victims a node offers could make room at all."""
+"""What the evicting actions share: their queues and starving jobs, which nodes a starving task
+may take room on, and whether the victims a node offers could make room at all."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
+from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.task import TaskInfo
 from volcano_py.framework.node_selection import PredicateHelper
+from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
+
+
+def queues_and_starving_jobs(
+    ssn: Session,
+) -> tuple[PriorityQueue[QueueInfo], dict[str, PriorityQueue[JobInfo]]]:
+    """Every queue with an admitted job, in queue order, and each queue's starving jobs in job
+    order (reclaim, gangpreempt and gangreclaim walk them queue by queue)."""
+    queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
+    seen: set[str] = set()
+    starving: dict[str, PriorityQueue[JobInfo]] = {}
+    for job in ssn.jobs.values():
+        queue = ssn.admitted_queue(job)
+        if queue is None:
+            continue
+        if queue.name not in seen:
+            seen.add(queue.name)
+            queues.push(queue)
+        if ssn.job_starving(job):
+            starving.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
+    return queues, starving
 
 
 def preemption_candidate_nodes(

@@ -29,6 +29,7 @@ from functools import cmp_to_key
 from typing import ClassVar
 
 from volcano_py import metrics
+from volcano_py.actions.eviction import queues_and_starving_jobs
 from volcano_py.actions.nomination_plan import (
     build_nomination_plan,
     pending_tasks_for_gang_eviction,
@@ -46,7 +47,6 @@ from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault, Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.framework.hooks import EvictionContext, EvictionKind
-from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Op, Statement, StatementError
 from volcano_py.framework.topology import SearchPurpose
@@ -121,19 +121,7 @@ class GangEviction(ABC):
     def execute(self, ssn: Session) -> None:
         self.parse_arguments(ssn)
         self.begin(ssn)
-        queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
-        seen: set[str] = set()
-        starving: dict[str, PriorityQueue[JobInfo]] = {}
-        for job in ssn.jobs.values():
-            queue = ssn.admitted_queue(job)
-            if queue is None:
-                continue
-            if queue.name not in seen:
-                seen.add(queue.name)
-                queues.push(queue)
-            if ssn.job_starving(job):
-                starving.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
-
+        queues, starving = queues_and_starving_jobs(ssn)
         while not queues.empty():
             queue = queues.pop()
             if not self.may_act(ssn, queue):

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import logging
 
-from volcano_py.actions.eviction import preemption_candidate_nodes, victims_can_make_room
+from volcano_py.actions.eviction import (
+    preemption_candidate_nodes,
+    queues_and_starving_jobs,
+    victims_can_make_room,
+)
 from volcano_py.actions.preempt import _commit
 from volcano_py.api.job import JobInfo
-from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
@@ -33,23 +36,7 @@ class Reclaim:
     def execute(self, ssn: Session) -> None:
         error_cache = ssn.action_arguments(self.name).get_bool("predicateErrorCacheEnable", True)
         self.ssn, self.error_cache = ssn, error_cache
-        queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
-        seen: set[str] = set()
-        starving: dict[str, PriorityQueue[JobInfo]] = {}
-        tasks: dict[str, PriorityQueue[TaskInfo]] = {}
-        for job in ssn.jobs.values():
-            queue = ssn.admitted_queue(job)
-            if queue is None:
-                continue
-            if queue.name not in seen:
-                seen.add(queue.name)
-                queues.push(queue)
-            if ssn.job_starving(job):
-                starving.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
-                tasks[job.uid] = PriorityQueue(
-                    ssn.task_order_fn,
-                    [t for t in job.tasks_in(TaskStatus.PENDING).values() if not t.sch_gated],
-                )
+        queues, starving = queues_and_starving_jobs(ssn)
 
         while not queues.empty():
             queue = queues.pop()
@@ -59,8 +46,14 @@ class Reclaim:
             while jobs is not None and not jobs.empty():
                 job = jobs.pop()
                 statement = ssn.statement()
-                while ssn.job_starving(job) and not tasks[job.uid].empty():
-                    task = tasks[job.uid].pop()
+                # Only this job's own turn changes its pending tasks: taking them now is
+                # taking them when the action started.
+                tasks = PriorityQueue(
+                    ssn.task_order_fn,
+                    [t for t in job.tasks_in(TaskStatus.PENDING).values() if not t.sch_gated],
+                )
+                while ssn.job_starving(job) and not tasks.empty():
+                    task = tasks.pop()
                     if task.preemption_policy_never:
                         continue
                     if not ssn.preemptive(queue, [task]):
