@@ -264,9 +264,11 @@ def test_plain_pod_gets_a_pod_group(
         "the pod's PodGroup and annotation",
         lambda: (
             pg_name in pod_groups(control_plane, namespace)
-            and list_pods(control_plane, namespace)["plain"]["metadata"]["annotations"].get(
-                GROUP_ANNOTATION
-            )
+            # The PodGroup is created before the pod is annotated: until then the pod may
+            # have no annotations at all.
+            and (
+                list_pods(control_plane, namespace)["plain"]["metadata"].get("annotations") or {}
+            ).get(GROUP_ANNOTATION)
             == pg_name
         ),
         diagnose=controllers.log,
