@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -60,6 +61,10 @@ class _Pending:
 def _split(key: str) -> tuple[str, str]:
     namespace, _, name = key.partition("/")
     return namespace, name
+
+
+def _cancelled_by(request: JobRequest, action: DelayedAction) -> bool:
+    return delayed_action_cancelled(action, request)
 
 
 def _retry_worthy(error: ApiError) -> bool:
@@ -142,7 +147,7 @@ class JobController:
             job = self.store.get("Job", job_key)
             if job is None:
                 return
-            self._cancel_obsolete(job_key, request)
+            self._cancel_delayed(job_key, functools.partial(_cancelled_by, request))
             try:
                 await self._sync(job_key, job, request)
             except RetryLater as retry:
@@ -152,10 +157,11 @@ class JobController:
                     raise RetryLater(str(error), list(requests[index:])) from None
                 raise
 
-    def _cancel_obsolete(self, job_key: str, request: JobRequest) -> None:
+    def _cancel_delayed(self, job_key: str, drop: Callable[[DelayedAction], bool]) -> None:
+        """Cancel the job's delayed actions ``drop`` picks (their timers stop); keep the rest."""
         kept: list[_Pending] = []
         for pending in self.delayed.get(job_key, []):
-            if delayed_action_cancelled(pending.action, request):
+            if drop(pending.action):
                 pending.timer.cancel()
             else:
                 kept.append(pending)
@@ -231,33 +237,21 @@ class JobController:
         if changes.delayed_action is not None:
             self._schedule(job_key, changes.delayed_action)
         else:
-            self._drop_superseded(job_key, str(decision.action), request)
+            action = str(decision.action)
+            self._cancel_delayed(
+                job_key, lambda delayed: delayed_action_superseded(delayed, action, request)
+            )
 
     def _schedule(self, job_key: str, delayed: DelayedAction) -> None:
         loop = asyncio.get_running_loop()
 
         def fire() -> None:
-            left = [p for p in self.delayed.get(job_key, []) if p.action is not delayed]
-            if left:
-                self.delayed[job_key] = left
-            else:
-                self.delayed.pop(job_key, None)
+            # Its own timer has run: cancelling it again is harmless.
+            self._cancel_delayed(job_key, lambda action: action is delayed)
             self.request(job_key, delayed.request)
 
         timer = loop.call_later(delayed.delay_seconds, fire)
         self.delayed.setdefault(job_key, []).append(_Pending(delayed, timer))
-
-    def _drop_superseded(self, job_key: str, action: str, request: JobRequest) -> None:
-        kept = []
-        for pending in self.delayed.get(job_key, []):
-            if delayed_action_superseded(pending.action, action, request):
-                pending.timer.cancel()
-            else:
-                kept.append(pending)
-        if kept:
-            self.delayed[job_key] = kept
-        else:
-            self.delayed.pop(job_key, None)
 
     # ------------------------------------------------------------------ JobChanges -> API
 
