@@ -22,8 +22,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
 
+from bench import objects
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder, RecordingEvictor
 from volcano_py.framework.conf import parse_conf
@@ -49,56 +49,10 @@ tiers:
 """
 
 
-def _queue(name: str) -> dict[str, Any]:
-    return {
-        "kind": "Queue",
-        "metadata": {"name": name},
-        "spec": {"weight": 1, "reclaimable": True},
-        "status": {"state": "Open"},
-    }
-
-
-def _pod_group(name: str, queue: str, members: int, phase: str, priority: str) -> dict[str, Any]:
-    return {
-        "kind": "PodGroup",
-        "metadata": {
-            "name": name,
-            "namespace": "bench",
-            "uid": f"pg-{name}",
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-        },
-        "spec": {"queue": queue, "minMember": members, "priorityClassName": priority},
-        "status": {"phase": phase},
-    }
-
-
-def _pod(name: str, group: str, node: str, priority: int) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "schedulerName": "volcano",
-        "priority": priority,
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
-    }
-    if node:
-        spec["nodeName"] = node
-    return {
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "bench",
-            "uid": f"uid-{name}",
-            "labels": {"app": group},
-            "annotations": {"scheduling.k8s.io/group-name": group},
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
-
-
 def build(low_queue: str, high_queue: str) -> SchedulerCache:
     cache = SchedulerCache(binder=RecordingBinder(), evictor=RecordingEvictor())
     for name in {low_queue, high_queue}:
-        cache.apply_event("Queue", "ADDED", _queue(name))
+        cache.apply_event("Queue", "ADDED", objects.queue(name))
     for name, value in (("low", 10), ("high", 100000)):
         cache.apply_event(
             "PriorityClass",
@@ -106,30 +60,26 @@ def build(low_queue: str, high_queue: str) -> SchedulerCache:
             {"kind": "PriorityClass", "metadata": {"name": name}, "value": value},
         )
     for i in range(NODES):
-        cache.apply_event(
-            "Node",
-            "ADDED",
-            {
-                "kind": "Node",
-                "metadata": {"name": f"node-{i:04d}"},
-                "status": {"allocatable": {"cpu": "10", "memory": "40Gi", "pods": "110"}},
-            },
-        )
+        cache.apply_event("Node", "ADDED", objects.node(f"node-{i:04d}", "10", "40Gi"))
     slot = 0
     for j in range(RUNNING_JOBS):
         group = f"low-{j:04d}"
-        cache.apply_event("PodGroup", "ADDED", _pod_group(group, low_queue, 1, "Running", "low"))
+        cache.apply_event(
+            "PodGroup", "ADDED", objects.pod_group(group, 1, "Running", low_queue, "low")
+        )
         for t in range(RUNNING_PER_JOB):
             node = f"node-{slot // 10:04d}"
             slot += 1
-            cache.apply_event("Pod", "ADDED", _pod(f"{group}-{t}", group, node, 10))
+            cache.apply_event(
+                "Pod", "ADDED", objects.pod(f"{group}-{t}", group, node=node, priority=10)
+            )
     for g in range(GANGS):
         group = f"high-{g:03d}"
         cache.apply_event(
-            "PodGroup", "ADDED", _pod_group(group, high_queue, GANG_SIZE, "Inqueue", "high")
+            "PodGroup", "ADDED", objects.pod_group(group, GANG_SIZE, "Inqueue", high_queue, "high")
         )
         for t in range(GANG_SIZE):
-            cache.apply_event("Pod", "ADDED", _pod(f"{group}-{t}", group, "", 100000))
+            cache.apply_event("Pod", "ADDED", objects.pod(f"{group}-{t}", group, priority=100000))
     return cache
 
 

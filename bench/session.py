@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bench import objects
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework.conf import default_conf
@@ -42,60 +43,12 @@ SMALL = Size("1k nodes / 10k pending (100 gangs of 100)", 1000, 0, 100, 100)
 LARGE = Size("5k nodes / 50k running + 10k pending (100 gangs of 100)", 5000, 10, 100, 100)
 
 
-def _node(i: int) -> dict[str, Any]:
-    return {
-        "kind": "Node",
-        "metadata": {
-            "name": f"node-{i:05d}",
-            "labels": {"kubernetes.io/hostname": f"node-{i:05d}"},
-        },
-        "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}},
-    }
-
-
-def _pod(namespace: str, name: str, group: str, cpu: str, node: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "schedulerName": "volcano",
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
-    }
-    if node:
-        spec["nodeName"] = node
-    return {
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": f"{namespace}-{name}",
-            "annotations": {"scheduling.k8s.io/group-name": group},
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
-
-
-def _pod_group(namespace: str, name: str, min_member: int, phase: str) -> dict[str, Any]:
-    return {
-        "kind": "PodGroup",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": f"pg-{namespace}-{name}",
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-        },
-        "spec": {"queue": "default", "minMember": min_member},
-        "status": {"phase": phase},
-    }
-
-
 def add_pending_gangs(cache: SchedulerCache, size: Size, prefix: str = "gang") -> None:
     for g in range(size.gangs):
         group = f"{prefix}-{g:03d}"
-        cache.apply_event(
-            "PodGroup", "ADDED", _pod_group("bench", group, size.gang_size, "Inqueue")
-        )
+        cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, size.gang_size, "Inqueue"))
         for t in range(size.gang_size):
-            cache.apply_event("Pod", "ADDED", _pod("bench", f"{group}-worker-{t}", group, "1"))
+            cache.apply_event("Pod", "ADDED", objects.pod(f"{group}-worker-{t}", group))
 
 
 def build_cache(size: Size, pending: bool = True) -> SchedulerCache:
@@ -111,15 +64,15 @@ def build_cache(size: Size, pending: bool = True) -> SchedulerCache:
         },
     )
     for i in range(size.nodes):
-        cache.apply_event("Node", "ADDED", _node(i))
+        cache.apply_event("Node", "ADDED", objects.node(f"node-{i:05d}", "64", "256Gi"))
     if size.running_per_node:
         # Running work: one PodGroup per node's worth of pods, already Running.
         for i in range(size.nodes):
             group = f"running-{i:05d}"
-            cache.apply_event("PodGroup", "ADDED", _pod_group("bench", group, 1, "Running"))
+            cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, 1, "Running"))
             for j in range(size.running_per_node):
                 cache.apply_event(
-                    "Pod", "ADDED", _pod("bench", f"{group}-{j}", group, "2", f"node-{i:05d}")
+                    "Pod", "ADDED", objects.pod(f"{group}-{j}", group, "2", f"node-{i:05d}")
                 )
     if pending:
         add_pending_gangs(cache, size)
