@@ -349,3 +349,14 @@ class Informers:
             asyncio.create_task(informer.run(), name=f"informer {kind}")
             for kind, informer in self.by_kind.items()
         ]
+
+
+def readiness_problem(informers: Informers | None, is_leader: bool) -> str:
+    """Why a watching process is not ready ("" when it is): a kind not listed yet, or another
+    replica holding the Lease. The scheduler and the controllers answer /readyz with it."""
+    if informers is None or not informers.synced():
+        waiting = informers.unsynced() if informers is not None else ["all"]
+        return f"cache not synced: waiting for the first list of {', '.join(waiting)}"
+    if not is_leader:
+        return "not the leader (standby)"
+    return ""

@@ -32,7 +32,7 @@ from volcano_py.api.types import DEFAULT_QUEUE, DEFAULT_SCHEDULER_NAME, ROOT_QUE
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.operator.binder import LiveBinder, PodFeed
-from volcano_py.operator.informer import WATCHED_KINDS, Informers
+from volcano_py.operator.informer import WATCHED_KINDS, Informers, readiness_problem
 from volcano_py.operator.writers import BatchedEventRecorder, LiveEvictor, LiveStatusWriter
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 from volcano_py.runtime.conffile import ConfFile
@@ -133,12 +133,7 @@ class LiveScheduler:
         return self.is_leader
 
     def not_ready(self) -> str:
-        if not self.synced():
-            waiting = self.informers.unsynced() if self.informers is not None else ["all"]
-            return f"cache not synced: waiting for the first list of {', '.join(waiting)}"
-        if not self.is_leader:
-            return "not the leader (standby)"
-        return ""
+        return readiness_problem(self.informers, self.is_leader)
 
     def not_alive(self) -> str:
         return "" if self.loop_runner.healthy() else "scheduling loop stalled"

@@ -27,7 +27,7 @@ from volcano_py.operator.controllers.podgroups import PodGroupController
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.queues import QueueController
 from volcano_py.operator.controllers.store import ObjectStore
-from volcano_py.operator.informer import Informers, object_key
+from volcano_py.operator.informer import Informers, object_key, readiness_problem
 from volcano_py.operator.writers import BatchedEventRecorder
 from volcano_py.runtime.apiclient import ClusterAccess, KubeApi
 from volcano_py.runtime.health import HttpEndpoints, Probes
@@ -91,12 +91,7 @@ class LiveControllers:
         return not stopping and self.synced() and self.is_leader
 
     def not_ready(self) -> str:
-        if not self.synced():
-            waiting = self.informers.unsynced() if self.informers is not None else ["all"]
-            return f"cache not synced: waiting for the first list of {', '.join(waiting)}"
-        if not self.is_leader:
-            return "not the leader (standby)"
-        return ""
+        return readiness_problem(self.informers, self.is_leader)
 
     # ---- events
 
