@@ -154,6 +154,12 @@ def sync_job(
         return changes
 
     original = JobStatus.from_dict(status(job))
+    if not original.phase:
+        # A bad plugin argument is only logged upstream; the job's first sync also says so
+        # on the job, once, where its owner looks.
+        for plugin in plugins:
+            if plugin.argument_error:
+                changes.events.append((EVENT_WARNING, "PluginError", plugin.argument_error))
     pods_by_task = _pods_by_task(job, pods)
     run = JobRun(
         job=job,

@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from volcano_py.controllers.job_plugins import JobPlugin, ObjectKey, PluginContext, make_pod_name
+from volcano_py.controllers.job_plugins import (
+    JobPlugin,
+    ObjectKey,
+    PluginContext,
+    PluginError,
+    make_pod_name,
+)
 from volcano_py.controllers.job_podgroup import (
     build_pod_group,
     tasks_of,
@@ -306,8 +312,14 @@ def sync_pods(run: JobRun, update: UpdateStatus | None) -> None:
             pod = left.pop(make_pod_name(name(job), task_name, index), None)
             if pod is None:
                 new_pod = build_job_pod(job, task, index, before, forwarding=forwarding)
-                for plugin in run.plugins:
-                    plugin.on_pod_create(new_pod, context)
+                try:
+                    for plugin in run.plugins:
+                        plugin.on_pod_create(new_pod, context)
+                except PluginError as error:
+                    # Upstream's syncJob returns the error: no pod is created in this step
+                    # and the status is left as it was.
+                    run.changes.events.append((EVENT_WARNING, "PluginError", str(error)))
+                    return
                 to_create.setdefault(task_name, []).append(new_pod)
                 continue
             if is_deleting(pod):
