@@ -338,3 +338,56 @@ def test_queue_closes_through_a_command(
     finally:
         with contextlib.suppress(ApiError):
             control_plane.request("DELETE", queue_path)
+
+
+def test_framework_plugins_reach_the_pods_live(
+    controllers: ControllersProcess,
+    start_scheduler: Callable[..., SchedulerProcess],
+    control_plane: ControlPlane,
+    namespace: str,
+    make_nodes: Callable[..., list[str]],
+    scheduler_name: str,
+) -> None:
+    """A pytorch job with hcclrank and a ray job, as users write them: the pods the live
+    controllers create carry the rendezvous env, ports and rank annotation, and ray's head
+    Service exists (upstream's ``pytorch``, ``hcclrank`` and ``ray`` plugins)."""
+    pytorch = job_manifest(
+        "mnist", scheduler_name, plugins={"pytorch": ["--port=23457"], "hcclrank": [], "svc": []}
+    )
+    worker = pytorch["spec"]["tasks"][0]
+    pytorch["spec"]["tasks"] = [{**worker, "name": "master", "replicas": 1}, worker]
+    pytorch["spec"]["minAvailable"] = 3
+    make_nodes("cpu", 2)
+    scheduler = start_scheduler()
+    scheduler.wait_ready()
+    control_plane.create(pytorch, namespace)
+    ray = job_manifest("ray1", scheduler_name, replicas=1, plugins={"ray": [], "svc": []})
+    head = ray["spec"]["tasks"][0]
+    head["template"]["spec"]["containers"][0]["name"] = "head"
+    ray["spec"]["tasks"] = [{**head, "name": "head"}]
+    control_plane.create(ray, namespace)
+    wait_until(
+        "the jobs' pods",
+        lambda: len(list_pods(control_plane, namespace)) == 4,
+        diagnose=diagnosis(control_plane, namespace, "mnist", controllers, scheduler),
+    )
+    pods = list_pods(control_plane, namespace)
+
+    def env(pod_name: str) -> dict[str, str]:
+        container = pods[pod_name]["spec"]["containers"][0]
+        return {e["name"]: e.get("value", "") for e in container.get("env") or []}
+
+    assert env("mnist-master-0")["MASTER_ADDR"] == "mnist-master-0.mnist"
+    assert env("mnist-worker-1")["MASTER_PORT"] == "23457"
+    assert env("mnist-worker-1")["WORLD_SIZE"] == "3"
+    assert env("mnist-worker-1")["RANK"] == "2"
+    ports = pods["mnist-worker-0"]["spec"]["containers"][0]["ports"]
+    assert {"name": "pytorchjob-port", "containerPort": 23457, "protocol": "TCP"} in ports
+    assert pods["mnist-worker-1"]["metadata"]["annotations"]["hccl/rankIndex"] == "2"
+    head_command = pods["ray1-head-0"]["spec"]["containers"][0]["command"]
+    assert head_command[:2] == ["sh", "-c"] and "ray start --head" in head_command[2]
+    service = control_plane.request(
+        "GET", f"/api/v1/namespaces/{namespace}/services/ray1-head-svc"
+    )
+    assert [p["name"] for p in service["spec"]["ports"]] == ["gcs", "dashboard", "client-server"]
+    assert controllers.forbidden() == []
