@@ -29,6 +29,20 @@ from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
 from volcano_py.framework.session import Session, open_session
 from volcano_py.plugins import nodeorder
+from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.node_index import NodeIndex, preferred_scores
+from volcano_py.plugins._kube_scheduling.selectors import preferred_node_terms, preferred_score
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.taints import (
+    Toleration,
+    intolerable_prefer_no_schedule,
+    prefer_no_schedule_tolerations,
+)
+from volcano_py.plugins._kube_scheduling.topology_spread import (
+    NodeView,
+    TopologySpread,
+    score_reference,
+)
 from volcano_py.plugins.nodeorder import (
     DEFAULT_MEMORY_REQUEST,
     StaticScores,
@@ -44,16 +58,6 @@ from volcano_py.plugins.nodeorder import (
     non_zero_request,
     pod_affinity_scores,
 )
-from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
-from volcano_py.plugins.predicates.node_index import NodeIndex, preferred_scores
-from volcano_py.plugins.predicates.selectors import preferred_node_terms, preferred_score
-from volcano_py.plugins.predicates.session_pods import SessionPods
-from volcano_py.plugins.predicates.taints import (
-    Toleration,
-    intolerable_prefer_no_schedule,
-    prefer_no_schedule_tolerations,
-)
-from volcano_py.plugins.predicates.topology_spread import NodeView, TopologySpread, score_reference
 
 HOSTNAME = "kubernetes.io/hostname"
 ALL_ZERO = {

@@ -47,17 +47,21 @@ from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
 from volcano_py.framework.session import Session, open_session
 from volcano_py.plugins import predicates
-from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.node_index import NodeIndex, requirement_mask
+from volcano_py.plugins._kube_scheduling.selectors import Requirement, SelectorError
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.topology_spread import (
+    NodeView,
+    TopologySpread,
+    filter_reference,
+)
 from volcano_py.plugins.predicates.masks import (
     StaticFilters,
     StaticSpec,
     static_mask,
     static_status_at,
 )
-from volcano_py.plugins.predicates.node_index import NodeIndex, requirement_mask
-from volcano_py.plugins.predicates.selectors import Requirement, SelectorError
-from volcano_py.plugins.predicates.session_pods import SessionPods
-from volcano_py.plugins.predicates.topology_spread import NodeView, TopologySpread, filter_reference
 
 UNRESOLVABLE = StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE
 UNSCHEDULABLE = StatusCode.UNSCHEDULABLE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.queue import QueueInfo
@@ -13,6 +14,7 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.framework.node_selection import PredicateHelper
 from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
+from volcano_py.framework.statement import Statement
 
 
 def queues_and_starving_jobs(
@@ -58,3 +60,11 @@ def victims_can_make_room(task: TaskInfo, node: NodeInfo, victims: list[TaskInfo
     for victim in victims:
         future.add(victim.resreq)
     return task.init_resreq.less_equal(future, DimensionDefault.ZERO)
+
+
+def commit_counting_evictions(statement: Statement, action: str) -> None:
+    """Commit, counting the statement in ``eviction_transactions`` when it evicts."""
+    evicts = any(op.op.value == "evict" for op in statement.operations)
+    statement.commit()
+    if evicts:
+        metrics.EVICTION_TRANSACTIONS.labels(action=action).inc()

@@ -23,7 +23,11 @@ from collections.abc import Callable
 import numpy as np
 
 from volcano_py import metrics
-from volcano_py.actions.eviction import preemption_candidate_nodes, victims_can_make_room
+from volcano_py.actions.eviction import (
+    commit_counting_evictions,
+    preemption_candidate_nodes,
+    victims_can_make_room,
+)
 from volcano_py.actions.preempt_dry_run import DryRunSettings, pod_priority, topology_aware_preempt
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
@@ -105,7 +109,7 @@ class Preempt:
 
                 self._preempt(statement, queue, preemptor, other_job)
             if ssn.job_pipelined(job):
-                _commit(statement, self.name)
+                commit_counting_evictions(statement, self.name)
             else:
                 statement.discard()
 
@@ -121,7 +125,7 @@ class Preempt:
             if not self._preempt(statement, queue, preemptor, same_job):
                 statement.discard()
                 break
-            _commit(statement, self.name)
+            commit_counting_evictions(statement, self.name)
 
     def _eligible(self, preemptor: TaskInfo) -> bool:
         """``taskEligibleToPreempt``: not with preemptionPolicy Never; a pod already nominated
@@ -235,13 +239,6 @@ def _terminating_by_preemption(task: TaskInfo) -> bool:
                 and condition.get("reason") == "PreemptionByScheduler"
             )
     return False
-
-
-def _commit(statement: Statement, action: str) -> None:
-    evicts = any(op.op.value == "evict" for op in statement.operations)
-    statement.commit()
-    if evicts:
-        metrics.EVICTION_TRANSACTIONS.labels(action=action).inc()
 
 
 def new() -> Preempt:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import logging
 
 from volcano_py.actions.eviction import (
+    commit_counting_evictions,
     preemption_candidate_nodes,
     queues_and_starving_jobs,
     victims_can_make_room,
 )
-from volcano_py.actions.preempt import _commit
 from volcano_py.api.job import JobInfo
 from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.task import TaskInfo
@@ -62,7 +62,7 @@ class Reclaim:
                         continue
                     self._reclaim_for_task(statement, task, job)
                 if ssn.job_pipelined(job):
-                    _commit(statement, self.name)
+                    commit_counting_evictions(statement, self.name)
                 else:
                     statement.discard()
                 if not jobs.empty():

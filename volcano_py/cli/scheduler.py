@@ -71,6 +71,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     bool_flag(scheduling, "--priority-class", True, "watch PriorityClasses")
     scheduling.add_argument(
+        "--plugins-dir",
+        metavar="DIR",
+        help="load the Python plugins in DIR at start (*.py modules and packages, each with"
+        " PLUGIN_NAME and new(); see docs/plugins.md)",
+    )
+    scheduling.add_argument(
         "--bind-concurrency",
         type=int,
         default=64,
@@ -125,13 +131,19 @@ def run(args: argparse.Namespace) -> int:
 
     from volcano_py.operator.scheduler import LiveScheduler
     from volcano_py.runtime.apiclient import ClusterAccess
+    from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
 
+    try:
+        plugins = plugins_with_dir(args.plugins_dir)
+    except PluginsDirError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         access = ClusterAccess.load(options.kubeconfig)
     except Exception as error:  # kubeconfig problems come in many exception types
         print(f"error: cannot load cluster credentials: {error}", file=sys.stderr)
         return 2
-    scheduler = LiveScheduler(options, access=access)
+    scheduler = LiveScheduler(options, plugins=plugins, access=access)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         scheduler.request_stop()

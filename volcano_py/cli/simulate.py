@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from volcano_py.framework.conf import ConfError, SchedulerConf, default_conf, parse_conf
-from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
+from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
+from volcano_py.scheduler.registry import BUILTIN_ACTIONS
 from volcano_py.sim.engine import Simulation
 from volcano_py.sim.inputs import read_inputs
 from volcano_py.sim.loader import SimInputError, load_documents
@@ -31,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--format", choices=("json", "table"), default="json")
     parser.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks")
+    parser.add_argument(
+        "--plugins-dir",
+        metavar="DIR",
+        help="load the Python plugins in DIR too, as `volcano-py scheduler --plugins-dir`",
+    )
 
 
 def _conf(path: str | None, conf_text: str | None, conf_source: str) -> SchedulerConf:
@@ -53,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         inputs = read_inputs(load_documents(args.files))
         conf = _conf(args.conf, inputs.conf_text, inputs.conf_source)
-        simulation = Simulation(conf, default_registry(), seed=args.seed)
+        plugins = plugins_with_dir(args.plugins_dir)
+        simulation = Simulation(conf, plugins, seed=args.seed)
         simulation.load(inputs.objects)
-    except (SimInputError, ConfError) as error:
+    except (SimInputError, ConfError, PluginsDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     simulation.run(args.cycles)

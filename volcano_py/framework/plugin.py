@@ -1,27 +1,19 @@
-"""What a plugin and an action are, and how they are built (``framework/interface.go``)."""
+"""What a plugin and an action are, and how they are built (``framework/interface.go``).
+
+This is the public place to import the interfaces from (see docs/plugins.md). ``Plugin`` and
+``PluginBuilder`` are declared in :mod:`volcano_py.framework.session`, which calls them, so
+that the session imports nothing above it; they are re-exported here.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.session import Plugin, PluginBuilder, Session
 
-if TYPE_CHECKING:
-    from volcano_py.framework.session import Session
-
-
-class Plugin(Protocol):
-    """Registers hooks on the session in ``on_session_open``; drops its state on close."""
-
-    name: str
-
-    def on_session_open(self, ssn: Session) -> None: ...
-
-    def on_session_close(self, ssn: Session) -> None: ...
-
-
-PluginBuilder = Callable[[Arguments], Plugin]
+__all__ = ["Action", "ActionBuilder", "Arguments", "Plugin", "PluginBuilder"]
 
 
 class Action(Protocol):

@@ -37,8 +37,7 @@ from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import PluginOption, SchedulerConf
 from volcano_py.framework.event import EventHandler
 from volcano_py.framework.hooks import HOOKS, EvictionContext, NodeMask, SimulationState
-from volcano_py.framework.plugin import Plugin, PluginBuilder
-from volcano_py.framework.statement import Statement
+from volcano_py.framework.statement import BindEvictSink, Statement
 from volcano_py.framework.topology import (
     SearchPurpose,
     SessionTopology,
@@ -58,12 +57,8 @@ _PREEMPT_REJECT = frozenset(
 )
 
 
-class SessionSink(Protocol):
+class SessionSink(BindEvictSink, Protocol):
     """Where a session's decisions go: the scheduler cache."""
-
-    def add_bind_task(self, task: TaskInfo) -> None: ...
-
-    def evict(self, task: TaskInfo, reason: str) -> None: ...
 
     def update_pod_group_status(self, job: JobInfo) -> None: ...
 
@@ -76,6 +71,22 @@ class SessionSink(Protocol):
     def record_event(
         self, kind: str, namespace: str, name: str, event_type: str, reason: str, message: str
     ) -> None: ...
+
+
+class Plugin(Protocol):
+    """Registers hooks on the session in ``on_session_open``; drops its state on close.
+
+    Declared here, next to the session that calls it, so that the session needs nothing above
+    it; ``volcano_py.framework.plugin`` is the public place to import it from."""
+
+    name: str
+
+    def on_session_open(self, ssn: Session) -> None: ...
+
+    def on_session_close(self, ssn: Session) -> None: ...
+
+
+PluginBuilder = Callable[[Arguments], Plugin]
 
 
 @dataclass

@@ -8,19 +8,46 @@ anywhere: it only reserves room inside the session.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
-from volcano_py.framework.event import Event
-
-if TYPE_CHECKING:
-    from volcano_py.framework.session import Session
+from volcano_py.framework.event import Event, EventHandler
 
 log = logging.getLogger(__name__)
+
+
+class BindEvictSink(Protocol):
+    """Where a committed statement sends its binds and evictions (the scheduler cache)."""
+
+    def add_bind_task(self, task: TaskInfo) -> None: ...
+
+    def evict(self, task: TaskInfo, reason: str) -> None: ...
+
+
+class StatementSession(Protocol):
+    """The part of a session a statement reads and changes. The Session satisfies it; naming
+    only this keeps the statement below the session in the import graph."""
+
+    @property
+    def uid(self) -> str: ...
+
+    @property
+    def jobs(self) -> Mapping[str, JobInfo]: ...
+
+    @property
+    def nodes(self) -> Mapping[str, NodeInfo]: ...
+
+    @property
+    def event_handlers(self) -> Sequence[EventHandler]: ...
+
+    @property
+    def sink(self) -> BindEvictSink: ...
 
 
 class Op(Enum):
@@ -43,7 +70,7 @@ class StatementError(RuntimeError):
 class Statement:
     __slots__ = ("operations", "ssn")
 
-    def __init__(self, ssn: Session) -> None:
+    def __init__(self, ssn: StatementSession) -> None:
         self.ssn = ssn
         self.operations: list[Operation] = []
 

@@ -22,19 +22,17 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE, HyperNodeInfo, HyperNodeTree
 from volcano_py.api.job import JobInfo
+from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskID, TaskInfo
 from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus
-
-if TYPE_CHECKING:
-    from volcano_py.framework.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -293,7 +291,27 @@ class SessionTopology:
 # ---------------------------------------------------------------------------- session open
 
 
-def normalise_network_topologies(ssn: Session) -> None:
+class TopologySession(Protocol):
+    """The part of a session the session-open steps read and change. The Session satisfies
+    it; naming only this keeps this module below the session in the import graph."""
+
+    @property
+    def topology(self) -> SessionTopology: ...
+
+    @property
+    def jobs(self) -> Mapping[str, JobInfo]: ...
+
+    @property
+    def nodes(self) -> Mapping[str, NodeInfo]: ...
+
+    @property
+    def sub_jobs(self) -> dict[str, SubJobInfo]: ...
+
+    @property
+    def dirty_jobs(self) -> set[str]: ...
+
+
+def normalise_network_topologies(ssn: TopologySession) -> None:
     """``adjustNetworkTopologySpec``: ``highestTierName`` becomes ``highestTierAllowed``; then
     a soft job constraint becomes hard with the virtual root's tier (no restriction, but the
     gradient search runs), and a soft sub-job constraint becomes hard bounded by its job's
@@ -334,7 +352,7 @@ def _translate_tier_name(
     return spec
 
 
-def recover_allocated_hyper_nodes(ssn: Session) -> None:
+def recover_allocated_hyper_nodes(ssn: TopologySession) -> None:
     """``removeInvalidAllocatedHyperNode`` + ``recoverAllocatedHyperNode``: a job's HyperNode
     record is dropped when that HyperNode is gone or the job has no placed task, and rebuilt
     from the nodes of its placed tasks (the lowest-tier HyperNode holding all of them).

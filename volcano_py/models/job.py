@@ -233,5 +233,5 @@ class Job(CustomResource):
 
     @model_validator(mode="after")
     def _names_fit(self) -> Self:
-        job_rules.check_job_names(self)
+        job_rules.check_job_names(self.metadata.name, self.spec.tasks)
         return self

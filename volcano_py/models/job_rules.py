@@ -1,12 +1,17 @@
 """The rules Volcano's job admission (webhook and admission policies) holds a Job to, beyond
 what each field checks on its own. Each function raises the first SpecError it finds, with a
-path relative to the object it was given."""
+path relative to the object it was given.
+
+The rules read the Job models through the read-only views below, which the pydantic models in
+:mod:`volcano_py.models.job` satisfy; the models call the rules from their validators, so the
+rules must not import the models back.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.models.base import SpecError
@@ -15,7 +20,6 @@ from volcano_py.models.lifecycle import check_policies
 from volcano_py.models.pod_template import containers, resource_lists
 
 if TYPE_CHECKING:
-    from volcano_py.models.job import Job, JobSpec, TaskSpec
     from volcano_py.models.lifecycle import LifecyclePolicy
 
 # The job plugins Volcano's controller can build (pkg/controllers/job/plugins/factory.go).
@@ -28,6 +32,85 @@ _QUALIFIED_NAME_MAX: Final = 63
 _DNS_SUBDOMAIN: Final = re.compile(DNS_SUBDOMAIN_PATTERN)
 
 
+# ---------------------------------------------------------------------------- views
+
+
+class PartitionView(Protocol):
+    @property
+    def total_partitions(self) -> int: ...
+
+    @property
+    def partition_size(self) -> int: ...
+
+    @property
+    def min_partitions(self) -> int: ...
+
+
+class DependsOnView(Protocol):
+    @property
+    def name(self) -> Sequence[str]: ...
+
+
+class TaskView(Protocol):
+    """What the rules read of a ``TaskSpec``."""
+
+    @property
+    def replicas(self) -> int: ...
+
+    @property
+    def min_available(self) -> int | None: ...
+
+    @property
+    def template(self) -> Mapping[str, Any]: ...
+
+    @property
+    def policies(self) -> Sequence[LifecyclePolicy]: ...
+
+    @property
+    def topology_policy(self) -> str | None: ...
+
+    @property
+    def depends_on(self) -> DependsOnView | None: ...
+
+    @property
+    def partition_policy(self) -> PartitionView | None: ...
+
+    def effective_name(self, index: int) -> str: ...
+
+
+class VolumeView(Protocol):
+    @property
+    def mount_path(self) -> str: ...
+
+    @property
+    def volume_claim_name(self) -> str | None: ...
+
+    @property
+    def volume_claim(self) -> Mapping[str, Any] | None: ...
+
+
+class JobSpecView(Protocol):
+    """What the rules read of a ``JobSpec``."""
+
+    @property
+    def tasks(self) -> Sequence[TaskView]: ...
+
+    @property
+    def min_available(self) -> int: ...
+
+    @property
+    def policies(self) -> Sequence[LifecyclePolicy]: ...
+
+    @property
+    def plugins(self) -> Mapping[str, Sequence[str]]: ...
+
+    @property
+    def volumes(self) -> Sequence[VolumeView]: ...
+
+
+# ---------------------------------------------------------------------------- rules
+
+
 def _policies(policies: Sequence[LifecyclePolicy], prefix: tuple[str | int, ...]) -> None:
     try:
         check_policies(policies)
@@ -35,7 +118,7 @@ def _policies(policies: Sequence[LifecyclePolicy], prefix: tuple[str | int, ...]
         raise SpecError((*prefix, *error.path), error.message) from None
 
 
-def check_task(task: TaskSpec) -> None:
+def check_task(task: TaskView) -> None:
     """Rules of one task: minAvailable within replicas, its policies, its partitions, and whole
     CPUs when a NUMA topology policy asks for exclusive cores."""
     if task.min_available is not None and task.min_available > task.replicas:
@@ -69,7 +152,7 @@ def check_task(task: TaskSpec) -> None:
         _check_whole_cpus(task)
 
 
-def _check_whole_cpus(task: TaskSpec) -> None:
+def _check_whole_cpus(task: TaskView) -> None:
     # A NUMA policy pins exclusive cores, which needs a whole number of CPUs per container
     # (requests, or limits when requests are absent).
     for path, container in containers(task.template):
@@ -91,7 +174,7 @@ def _check_whole_cpus(task: TaskSpec) -> None:
             )
 
 
-def check_job_spec(spec: JobSpec) -> None:
+def check_job_spec(spec: JobSpecView) -> None:
     """Rules across the tasks of a job and the rest of its spec."""
     names = [task.effective_name(index) for index, task in enumerate(spec.tasks)]
     _check_mpi_master(spec, names)
@@ -132,7 +215,7 @@ def _mpi_master(arguments: Sequence[str]) -> str:
     return master
 
 
-def _check_mpi_master(spec: JobSpec, names: list[str]) -> None:
+def _check_mpi_master(spec: JobSpecView, names: list[str]) -> None:
     if "mpi" not in spec.plugins:
         return
     master = _mpi_master(spec.plugins["mpi"])
@@ -144,7 +227,7 @@ def _check_mpi_master(spec: JobSpec, names: list[str]) -> None:
         )
 
 
-def _check_volumes(spec: JobSpec) -> None:
+def _check_volumes(spec: JobSpecView) -> None:
     mount_paths: set[str] = set()
     for index, volume in enumerate(spec.volumes):
         if volume.mount_path in mount_paths:
@@ -171,7 +254,7 @@ def _check_volumes(spec: JobSpec) -> None:
                 )
 
 
-def _check_dependencies(spec: JobSpec, names: list[str]) -> None:
+def _check_dependencies(spec: JobSpecView, names: list[str]) -> None:
     known = set(names)
     edges: dict[str, list[str]] = {}
     for index, task in enumerate(spec.tasks):
@@ -228,16 +311,15 @@ def _qualified_name_problem(name: str) -> str | None:
     return None
 
 
-def check_job_names(job: Job) -> None:
+def check_job_names(name: str | None, tasks: Sequence[TaskView]) -> None:
     """The job's name, and the pod names the controller derives from it, must be valid names:
     Volcano refuses a job whose pods could not be created."""
-    name = job.metadata.name
     if not name:
         return  # generateName: the server picks the name
     problem = _qualified_name_problem(name)
     if problem:
         raise SpecError(("metadata", "name"), f"job name {name!r} {problem}")
-    for index, task in enumerate(job.spec.tasks):
+    for index, task in enumerate(tasks):
         # Upstream checks "<job>-<task>-<index of the task>", not every replica's pod name.
         pod_name = f"{name}-{task.effective_name(index)}-{index}"
         problem = _qualified_name_problem(pod_name)

@@ -21,7 +21,7 @@ The resource scorers are vectorised over the session's NodeMatrix; ``*_reference
 state each rule per node with integers, and Hypothesis tests prove the two agree.
 
 Node "requested" amounts are those of the pods kube-scheduler's node snapshot holds (see
-``predicates.session_pods``): the matrix's used + pipelined at session open, then every pod
+``_kube_scheduling.session_pods``): the matrix's used + pipelined at session open, then every pod
 event. LeastAllocated and MostAllocated count a container without a cpu (memory) request as
 100m (200Mi), kube-scheduler's non-zero defaults; BalancedAllocation counts real requests.
 """
@@ -41,10 +41,10 @@ from volcano_py.api.resource import CPU, GPU, MEMORY
 from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.session import Session
-from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
-from volcano_py.plugins.predicates.node_index import NodeIndex, preferred_scores
-from volcano_py.plugins.predicates.pod_affinity import ScoreState
-from volcano_py.plugins.predicates.podspec import (
+from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.node_index import NodeIndex, preferred_scores
+from volcano_py.plugins._kube_scheduling.pod_affinity import ScoreState
+from volcano_py.plugins._kube_scheduling.podspec import (
     Frozen,
     affinity,
     containers,
@@ -54,14 +54,14 @@ from volcano_py.plugins.predicates.podspec import (
     spec,
     tolerations,
 )
-from volcano_py.plugins.predicates.selectors import preferred_node_terms
-from volcano_py.plugins.predicates.session_pods import SessionPods
-from volcano_py.plugins.predicates.taints import (
+from volcano_py.plugins._kube_scheduling.selectors import preferred_node_terms
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.taints import (
     Toleration,
     intolerable_prefer_no_schedule,
     prefer_no_schedule_tolerations,
 )
-from volcano_py.plugins.predicates.topology_spread import TopologySpread
+from volcano_py.plugins._kube_scheduling.topology_spread import TopologySpread
 
 log = logging.getLogger(__name__)
 

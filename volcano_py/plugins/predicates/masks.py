@@ -23,8 +23,8 @@ from volcano_py.api.resource import PODS
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import NODE_POD_NUMBER_EXCEEDED, Status, StatusCode
 from volcano_py.framework.hooks import NodeMask
-from volcano_py.plugins.predicates.node_index import NodeIndex, required_affinity_mask
-from volcano_py.plugins.predicates.podspec import (
+from volcano_py.plugins._kube_scheduling.node_index import NodeIndex, required_affinity_mask
+from volcano_py.plugins._kube_scheduling.podspec import (
     Frozen,
     affinity,
     freeze,
@@ -32,9 +32,12 @@ from volcano_py.plugins.predicates.podspec import (
     node_selector,
     tolerations,
 )
-from volcano_py.plugins.predicates.selectors import RequiredNodeAffinity, required_node_affinity
-from volcano_py.plugins.predicates.session_pods import SessionPods
-from volcano_py.plugins.predicates.taints import (
+from volcano_py.plugins._kube_scheduling.selectors import (
+    RequiredNodeAffinity,
+    required_node_affinity,
+)
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.taints import (
     ERR_UNTOLERATED,
     Taint,
     Toleration,

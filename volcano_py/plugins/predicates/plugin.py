@@ -34,17 +34,17 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.session import Session
-from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.node_index import NodeIndex
+from volcano_py.plugins._kube_scheduling.pod_affinity import PLUGIN as INTER_POD_AFFINITY
+from volcano_py.plugins._kube_scheduling.podspec import affinity, init_containers
+from volcano_py.plugins._kube_scheduling.selectors import name_conflict
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.topology_spread import PLUGIN as POD_TOPOLOGY_SPREAD
+from volcano_py.plugins._kube_scheduling.topology_spread import TopologySpread
 from volcano_py.plugins.predicates.masks import PodCountMask, StaticFilters, StaticMasks
-from volcano_py.plugins.predicates.node_index import NodeIndex
-from volcano_py.plugins.predicates.pod_affinity import PLUGIN as INTER_POD_AFFINITY
-from volcano_py.plugins.predicates.podspec import affinity, init_containers
 from volcano_py.plugins.predicates.ports import PortTracker
-from volcano_py.plugins.predicates.selectors import name_conflict
-from volcano_py.plugins.predicates.session_pods import SessionPods
 from volcano_py.plugins.predicates.simulation import PredicatesSimulation
-from volcano_py.plugins.predicates.topology_spread import PLUGIN as POD_TOPOLOGY_SPREAD
-from volcano_py.plugins.predicates.topology_spread import TopologySpread
 
 PLUGIN_NAME: Final = "predicates"
 

@@ -14,8 +14,8 @@ from typing import Any, Final
 
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode
-from volcano_py.plugins.predicates.podspec import containers, init_containers, sequence
-from volcano_py.plugins.predicates.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.podspec import containers, init_containers, sequence
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
 
 PLUGIN: Final = "NodePorts"
 DEFAULT_BIND_ALL_HOST_IP: Final = "0.0.0.0"

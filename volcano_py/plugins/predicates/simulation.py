@@ -15,9 +15,9 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode
 from volcano_py.framework.hooks import SimulateTaskChangeFn, SimulationState
 from volcano_py.framework.session import Session
-from volcano_py.plugins.predicates.affinity_tracker import AffinityTracker
-from volcano_py.plugins.predicates.pod_affinity import PLUGIN as INTER_POD_AFFINITY
-from volcano_py.plugins.predicates.pod_affinity import FilterState
+from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.pod_affinity import PLUGIN as INTER_POD_AFFINITY
+from volcano_py.plugins._kube_scheduling.pod_affinity import FilterState
 
 
 class AffinitySimulation:

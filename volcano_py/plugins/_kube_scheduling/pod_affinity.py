@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api.types import Status, StatusCode
-from volcano_py.plugins.predicates.podspec import (
+from volcano_py.plugins._kube_scheduling.podspec import (
     affinity,
     has_pod_affinity,
     labels,
@@ -33,7 +33,7 @@ from volcano_py.plugins.predicates.podspec import (
     namespace,
     sequence,
 )
-from volcano_py.plugins.predicates.selectors import (
+from volcano_py.plugins._kube_scheduling.selectors import (
     NOTHING,
     Selector,
     SelectorError,

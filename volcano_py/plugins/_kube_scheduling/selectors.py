@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from volcano_py.plugins.predicates.podspec import mapping, sequence
+from volcano_py.plugins._kube_scheduling.podspec import mapping, sequence
 
 IN: Final = "In"
 NOT_IN: Final = "NotIn"

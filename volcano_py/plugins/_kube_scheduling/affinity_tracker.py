@@ -14,15 +14,21 @@ from collections.abc import Mapping
 from typing import Final, TypeVar
 
 from volcano_py.api.task import TaskInfo, derived_fact
-from volcano_py.plugins.predicates.node_index import NodeIndex
-from volcano_py.plugins.predicates.pod_affinity import (
+from volcano_py.plugins._kube_scheduling.node_index import NodeIndex
+from volcano_py.plugins._kube_scheduling.pod_affinity import (
     FilterState,
     PodAffinityInfo,
     ScoreState,
     parse_pod_affinity,
 )
-from volcano_py.plugins.predicates.podspec import Frozen, affinity, freeze, has_pod_affinity, labels
-from volcano_py.plugins.predicates.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.podspec import (
+    Frozen,
+    affinity,
+    freeze,
+    has_pod_affinity,
+    labels,
+)
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
 
 MAX_STATES: Final = 256
 

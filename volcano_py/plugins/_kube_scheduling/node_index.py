@@ -19,8 +19,8 @@ import numpy.typing as npt
 
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import BoolArray, FloatArray, IntArray
-from volcano_py.plugins.predicates.podspec import node_taints, spec
-from volcano_py.plugins.predicates.selectors import (
+from volcano_py.plugins._kube_scheduling.podspec import node_taints, spec
+from volcano_py.plugins._kube_scheduling.selectors import (
     DOES_NOT_EXIST,
     EXISTS,
     GT,
@@ -34,7 +34,7 @@ from volcano_py.plugins.predicates.selectors import (
     Selector,
     parse_int64,
 )
-from volcano_py.plugins.predicates.taints import Taint
+from volcano_py.plugins._kube_scheduling.taints import Taint
 
 Int64Array = npt.NDArray[np.int64]
 

@@ -34,8 +34,8 @@ from volcano_py.api.node_matrix import BoolArray, FloatArray, IntArray
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode
 from volcano_py.framework.hooks import NodeMask
-from volcano_py.plugins.predicates.node_index import NodeIndex, required_affinity_mask
-from volcano_py.plugins.predicates.podspec import (
+from volcano_py.plugins._kube_scheduling.node_index import NodeIndex, required_affinity_mask
+from volcano_py.plugins._kube_scheduling.podspec import (
     Frozen,
     affinity,
     freeze,
@@ -46,7 +46,7 @@ from volcano_py.plugins.predicates.podspec import (
     spec,
     tolerations,
 )
-from volcano_py.plugins.predicates.selectors import (
+from volcano_py.plugins._kube_scheduling.selectors import (
     IN,
     RequiredNodeAffinity,
     Requirement,
@@ -55,8 +55,8 @@ from volcano_py.plugins.predicates.selectors import (
     label_selector,
     required_node_affinity,
 )
-from volcano_py.plugins.predicates.session_pods import SessionPods
-from volcano_py.plugins.predicates.taints import Taint, Toleration, first_untolerated
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.taints import Taint, Toleration, first_untolerated
 
 log = logging.getLogger(__name__)
 
