@@ -391,3 +391,37 @@ def test_framework_plugins_reach_the_pods_live(
     )
     assert [p["name"] for p in service["spec"]["ports"]] == ["gcs", "dashboard", "client-server"]
     assert controllers.forbidden() == []
+
+
+def test_a_finished_job_is_deleted_after_its_ttl(
+    controllers: ControllersProcess,
+    start_scheduler: Callable[..., SchedulerProcess],
+    control_plane: ControlPlane,
+    namespace: str,
+    make_nodes: Callable[..., list[str]],
+    scheduler_name: str,
+) -> None:
+    """``ttlSecondsAfterFinished`` (upstream's garbage collector): kwok completes the job's
+    pod, the Job goes Completed, and 1 s later it is deleted in the foreground. This control
+    plane runs no kube-controller-manager, so the deletion stays pending on its
+    ``foregroundDeletion`` finalizer: the deletion time stamp is the proof."""
+    make_nodes("cpu", 1)
+    scheduler = start_scheduler()
+    scheduler.wait_ready()
+    control_plane.create(
+        job_manifest("short", scheduler_name, replicas=1, ttlSecondsAfterFinished=1), namespace
+    )
+    diagnose = diagnosis(control_plane, namespace, "short", controllers, scheduler)
+
+    def deleted() -> bool:
+        try:
+            job = get_job(control_plane, namespace, "short")
+        except ApiError as error:
+            return error.status == 404
+        return bool(job["metadata"].get("deletionTimestamp"))
+
+    wait_until("the finished Job deleted after its TTL", deleted, diagnose=diagnose)
+    job = get_job(control_plane, namespace, "short")
+    assert job["status"]["state"]["phase"] == "Completed"
+    assert "foregroundDeletion" in job["metadata"]["finalizers"]
+    assert controllers.forbidden() == []

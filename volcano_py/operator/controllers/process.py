@@ -21,6 +21,7 @@ from typing import Any
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.ownership import job_of_owner
 from volcano_py.operator.controllers.commands import CommandConsumer
+from volcano_py.operator.controllers.job_ttl import JobTtlCollector
 from volcano_py.operator.controllers.jobs import JobController
 from volcano_py.operator.controllers.kinds import PLUGIN_KINDS, WATCHED_KINDS
 from volcano_py.operator.controllers.podgroups import PodGroupController
@@ -70,6 +71,7 @@ class LiveControllers:
         self.elector: LeaseElector | None = None
         self.stop_requested: asyncio.Event | None = None
         self.jobs: JobController | None = None
+        self.job_ttl: JobTtlCollector | None = None
         self.pod_groups: PodGroupController | None = None
         self.queues: QueueController | None = None
         self.commands: CommandConsumer | None = None
@@ -102,9 +104,10 @@ class LiveControllers:
         applied, old = self.store.apply(kind, event_type, obj, self._namespaced.get(kind, True))
         if not applied:
             return
-        assert self.jobs and self.pod_groups and self.queues and self.commands
+        assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
         if kind == "Job":
             self.jobs.on_job(event_type, old, obj)
+            self.job_ttl.on_job(event_type, object_key(obj), obj)
         elif kind == "Pod":
             self.jobs.on_pod(event_type, old, obj)
             self.pod_groups.on_pod(event_type, obj)
@@ -127,6 +130,7 @@ class LiveControllers:
             workers=options.job_workers,
             may_work=self.may_work,
         )
+        self.job_ttl = JobTtlCollector(api, self.store, may_work=self.may_work)
         self.pod_groups = PodGroupController(
             api, self.store, options.scheduler_names, may_work=self.may_work
         )
@@ -136,8 +140,14 @@ class LiveControllers:
         )
 
     def work_queues(self) -> list[Any]:
-        assert self.jobs and self.pod_groups and self.queues and self.commands
-        return [self.jobs.queue, self.pod_groups.queue, self.queues.queue, self.commands.queue]
+        assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
+        return [
+            self.jobs.queue,
+            self.job_ttl.queue,
+            self.pod_groups.queue,
+            self.queues.queue,
+            self.commands.queue,
+        ]
 
     # ---- the process
 

@@ -10,7 +10,8 @@ _WATCH: Final = frozenset({"list", "watch"})
 
 # (API group, resource, verbs) cluster-wide.
 CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
-    ("batch.volcano.sh", "jobs", frozenset({"list", "watch", "patch"})),
+    # patch: job forwarding annotations; delete: ttlSecondsAfterFinished.
+    ("batch.volcano.sh", "jobs", frozenset({"list", "watch", "patch", "delete"})),
     ("batch.volcano.sh", "jobs/status", frozenset({"update"})),
     ("bus.volcano.sh", "commands", frozenset({"list", "watch", "delete"})),
     ("", "pods", frozenset({"list", "watch", "create", "delete", "patch"})),
