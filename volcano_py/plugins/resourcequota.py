@@ -135,4 +135,3 @@ ARGUMENTS: Final[frozenset[str]] = frozenset()
 
 def new(arguments: Arguments) -> ResourceQuotaPlugin:
     return ResourceQuotaPlugin(arguments)
-
