@@ -4,11 +4,12 @@
 selectors, node affinity), ``taints``, ``ports``, ``pod_affinity`` (+ ``affinity_tracker``),
 ``node_index`` (columnar node views for the vectorised versions), ``masks`` (the static and
 pod-count NodeMasks), ``session_pods`` (each node's pods as the session changes them),
-``simulation`` (the inter-pod affinity state of topology-aware preemption's dry run).
+``simulation`` (the inter-pod affinity state of topology-aware preemption's dry run),
+``proportional`` (cpu and memory kept free next to a scarce resource).
 """
 
 from __future__ import annotations
 
-from volcano_py.plugins.predicates.plugin import PLUGIN_NAME, PredicatesPlugin, new
+from volcano_py.plugins.predicates.plugin import ARGUMENTS, PLUGIN_NAME, PredicatesPlugin, new
 
-__all__ = ["PLUGIN_NAME", "PredicatesPlugin", "new"]
+__all__ = ["ARGUMENTS", "PLUGIN_NAME", "PredicatesPlugin", "new"]
