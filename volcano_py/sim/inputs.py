@@ -99,7 +99,26 @@ def _default_node(document: Document) -> dict[str, Any]:
         )
     status.setdefault("allocatable", dict(status.get("capacity") or {}))
     status.setdefault("capacity", dict(status["allocatable"]))
+    _check_images(document, status.get("images"))
     return node
+
+
+def _check_images(document: Document, images: Any) -> None:
+    """``status.images`` (read by nodeorder's ImageLocality): names and sizes."""
+    if images is None:
+        return
+    if not isinstance(images, list):
+        raise document.error("status.images", "expected a list")
+    for index, image in enumerate(images):
+        where = f"status.images[{index}]"
+        if not isinstance(image, Mapping):
+            raise document.error(where, "expected an object with names and sizeBytes")
+        names = image.get("names")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise document.error(f"{where}.names", "expected a list of image names")
+        size = image.get("sizeBytes", 0)
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise document.error(f"{where}.sizeBytes", f"expected a size in bytes, got {size!r}")
 
 
 def _check_resource_quota(document: Document) -> dict[str, Any]:
