@@ -258,6 +258,7 @@ def test_ready_only_after_every_list_then_serves_metrics_and_queues(
         "hypernodes",
         "priorityclasses",
         "poddisruptionbudgets",
+        "resourcequotas",
     ):
         assert scheduler.requests(resource, "LIST", "200") >= 1, resource
         assert scheduler.requests(resource, "WATCH", "200") >= 1, resource

@@ -40,6 +40,8 @@ class NodeInfo:
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     # Scalar dimensions the node declares, so they show even at zero.
     defined_scalars: frozenset[str] = frozenset()
+    # ``status.images``: every name an image goes by -> its size in bytes (ImageLocality).
+    images: Mapping[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ node object
 
@@ -59,6 +61,7 @@ class NodeInfo:
         self.node = node
         self.name = str((node.get("metadata") or {}).get("name", self.name))
         self.defined_scalars = frozenset(allocatable.scalar_resources)
+        self.images = node_images(self.name, status.get("images"))
         self.matrix.set_allocatable(self.row, allocatable, capacity)
         self._recharge_tasks()
         self.phase, self.phase_reason = NodePhase.READY, ""
@@ -216,6 +219,7 @@ class NodeInfo:
             self.phase_reason,
             dict(self.tasks),
             self.defined_scalars,
+            self.images,
         )
 
     def __str__(self) -> str:
@@ -224,6 +228,36 @@ class NodeInfo:
             f" used <{self.used}>, releasing <{self.releasing}>, pipelined <{self.pipelined}>,"
             f" phase <{self.phase.name}>, tasks <{len(self.tasks)}>"
         )
+
+
+def node_images(node_name: str, images: Any) -> dict[str, int]:
+    """``status.images`` as name -> size. An image listed under several names (tag, digest)
+    is found by each. Entries the API server would not accept are logged and skipped."""
+    found: dict[str, int] = {}
+    if images is None:
+        return found
+    if not isinstance(images, list):
+        log.error("node %s: status.images: expected a list; its images are ignored", node_name)
+        return found
+    for index, image in enumerate(images):
+        names = image.get("names") if isinstance(image, Mapping) else None
+        size = image.get("sizeBytes", 0) if isinstance(image, Mapping) else None
+        if (
+            not isinstance(names, list)
+            or not isinstance(size, int)
+            or isinstance(size, bool)
+            or size < 0
+        ):
+            log.error(
+                "node %s: status.images[%d]: expected names (a list) and sizeBytes (a"
+                " non-negative integer); the entry is ignored",
+                node_name,
+                index,
+            )
+            continue
+        for name in names:
+            found.setdefault(str(name), size)
+    return found
 
 
 def _float_or_zero(value: object) -> float:

@@ -17,6 +17,7 @@ from typing import Any, Final
 from volcano_py import metrics
 from volcano_py.api.hypernode import HyperNodeSpecError, HyperNodeStore, HyperNodeTree
 from volcano_py.api.job import JobInfo, PodGroupInfo
+from volcano_py.api.namespace import NamespaceCollection, QuotaSpecError, QuotaStatus
 from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.queue import QueueInfo
@@ -39,7 +40,16 @@ DELETED: Final = "DELETED"
 EVENT_TYPES: Final = frozenset({ADDED, MODIFIED, DELETED})
 
 KINDS: Final = frozenset(
-    {"Pod", "Node", "PodGroup", "Queue", "HyperNode", "PriorityClass", "PodDisruptionBudget"}
+    {
+        "Pod",
+        "Node",
+        "PodGroup",
+        "Queue",
+        "HyperNode",
+        "PriorityClass",
+        "PodDisruptionBudget",
+        "ResourceQuota",
+    }
 )
 
 
@@ -100,6 +110,8 @@ class SchedulerCache:
     # Parsed HyperNodes and node labels; derives (and caches) the tree a snapshot carries.
     hyper_node_store: HyperNodeStore = field(default_factory=HyperNodeStore)
     pod_disruption_budgets: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # ResourceQuota statuses per namespace (``NamespaceCollection`` upstream).
+    namespace_collection: dict[str, NamespaceCollection] = field(default_factory=dict)
     # Every tracked pod's task, by pod key (namespace/name), with or without a job.
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     matrix: NodeMatrix = field(default_factory=NodeMatrix)
@@ -263,6 +275,28 @@ class SchedulerCache:
         else:
             self.pod_disruption_budgets[key] = obj
 
+    def _on_resource_quota(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "default")
+        name = str(meta.get("name", ""))
+        collection = self.namespace_collection.get(namespace)
+        if event_type == DELETED:
+            if collection is not None:
+                collection.delete(name)
+            return
+        try:
+            status = QuotaStatus.from_dict(obj)
+        except QuotaSpecError as error:
+            # The API server keeps such objects out of a live cluster; a stale version must
+            # not go on limiting the namespace either.
+            log.error("%s; the ResourceQuota is left out", error)
+            if collection is not None:
+                collection.delete(name)
+            return
+        if collection is None:
+            collection = self.namespace_collection[namespace] = NamespaceCollection(namespace)
+        collection.update(name, status)
+
     # ------------------------------------------------------------------ snapshot
 
     def job_priority(self, job: JobInfo) -> int:
@@ -295,6 +329,10 @@ class SchedulerCache:
                 hyper_nodes=list(self.hyper_nodes.values()),
                 hyper_node_tree=self._hyper_node_tree([node.name for node in ready]),
                 pod_disruption_budgets=list(self.pod_disruption_budgets.values()),
+                namespace_info={
+                    name: collection.snapshot()
+                    for name, collection in self.namespace_collection.items()
+                },
             )
 
     def _hyper_node_tree(self, ready_nodes: list[str]) -> HyperNodeTree | None:
@@ -389,4 +427,5 @@ _HANDLERS: Final = {
     "HyperNode": SchedulerCache._on_hyper_node,
     "PriorityClass": SchedulerCache._on_priority_class,
     "PodDisruptionBudget": SchedulerCache._on_pdb,
+    "ResourceQuota": SchedulerCache._on_resource_quota,
 }

@@ -8,6 +8,7 @@ from typing import Any
 
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import JobInfo
+from volcano_py.api.namespace import NamespaceInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.queue import QueueInfo
@@ -26,3 +27,5 @@ class ClusterSnapshot:
     pod_disruption_budgets: list[Mapping[str, Any]] = field(default_factory=list)
     # The HyperNode tree over ``node_list`` (shared, never mutated); None without HyperNodes.
     hyper_node_tree: HyperNodeTree | None = None
+    # ResourceQuota statuses of every namespace that has one, by namespace.
+    namespace_info: dict[str, NamespaceInfo] = field(default_factory=dict)

@@ -140,6 +140,7 @@ class Session:
         # not supported, so that is the only sub-job a job has).
         self.sub_jobs: dict[str, SubJobInfo] = {}
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
+        self.namespace_info = snapshot.namespace_info
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),

@@ -84,8 +84,18 @@ PRIORITY_CLASS: Final = ResourceKind(
 PDB: Final = ResourceKind(
     "PodDisruptionBudget", "/apis/policy/v1", "poddisruptionbudgets", True, optional=True
 )
+RESOURCE_QUOTA: Final = ResourceKind("ResourceQuota", "/api/v1", "resourcequotas", True)
 # Nodes first: pods then land on known nodes rather than placeholders.
-WATCHED_KINDS: Final = (NODE, QUEUE, PRIORITY_CLASS, HYPER_NODE, PDB, POD_GROUP, POD)
+WATCHED_KINDS: Final = (
+    NODE,
+    QUEUE,
+    PRIORITY_CLASS,
+    HYPER_NODE,
+    PDB,
+    RESOURCE_QUOTA,
+    POD_GROUP,
+    POD,
+)
 
 
 def object_key(obj: Mapping[str, Any], namespaced: bool = True) -> str:

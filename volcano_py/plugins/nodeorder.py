@@ -13,12 +13,18 @@ argument                    default  scorer
 ``nodeaffinity.weight``     2        NodeAffinity, preferred terms
 ``podaffinity.weight``      2        InterPodAffinity, preferred terms
 ``tainttoleration.weight``  3        TaintToleration, PreferNoSchedule taints
-``imagelocality.weight``    1        ImageLocality: not ported (no image states cached)
+``imagelocality.weight``    1        ImageLocality, images already on the node
 ``podtopologyspread.weight`` 2       PodTopologySpread, ScheduleAnyway constraints
 ==========================  =======  ==================================================
 
 The resource scorers are vectorised over the session's NodeMatrix; ``*_reference`` functions
 state each rule per node with integers, and Hypothesis tests prove the two agree.
+
+ImageLocality reads each node's ``status.images``: per image the pod's containers (init
+containers too) name, a node that has it scores the image's size scaled by the share of session
+nodes that have it ("spread"), and the sum maps onto 0-100 between 23 MiB and 1000 MiB per
+container. Upstream registers it as a NodeOrderFn (per node, not normalised); here it is part
+of the batch, which sums the same. Each image's per-node vector is built once per session.
 
 Node "requested" amounts are those of the pods kube-scheduler's node snapshot holds (see
 ``_kube_scheduling.session_pods``): the matrix's used + pipelined at session open, then every pod
@@ -35,6 +41,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.quantity import quantity_milli_value, quantity_value
 from volcano_py.api.resource import CPU, GPU, MEMORY
@@ -317,6 +324,103 @@ def min_max_normalize(scores: FloatArray) -> FloatArray:
     return np.trunc(MAX_NODE_SCORE * ((scores - low) / (high - low)))
 
 
+# ---------------------------------------------------------------------- image locality
+
+MIB: Final = 1024 * 1024
+# kube-scheduler's bounds for an image's contribution: 90% of Docker Hub images fall between.
+IMAGE_MIN_THRESHOLD: Final = 23 * MIB
+IMAGE_MAX_CONTAINER_THRESHOLD: Final = 1000 * MIB
+
+
+def normalized_image_name(name: str) -> str:
+    """An image named without a tag means ``:latest`` (a ``:`` before the last ``/`` is a
+    registry port; a digest reference is kept as is)."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def pod_images(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """The normalised image of every init container, then of every container."""
+    return tuple(
+        normalized_image_name(str(container.get("image") or ""))
+        for container in (*init_containers(pod), *containers(pod))
+    )
+
+
+def image_locality_reference(
+    images: Sequence[str],
+    node_images: Mapping[str, int],
+    image_sizes: Mapping[str, int],
+    nodes_with_image: Mapping[str, int],
+    total_nodes: int,
+) -> int:
+    """ImageLocality's ``Score`` for one node, with integers: ``images`` are the pod's
+    (normalised), ``node_images`` the node's; each image present adds
+    ``int(size * nodes_with_image / total_nodes)``; the sum, clipped to
+    ``[23 MiB, 1000 MiB * len(images)]``, maps linearly onto 0-100."""
+    total = 0
+    for name in images:
+        if name in node_images:
+            spread = nodes_with_image[name] / total_nodes
+            total += int(image_sizes[name] * spread)
+    if not images:
+        return 0
+    highest = IMAGE_MAX_CONTAINER_THRESHOLD * len(images)
+    total = min(max(total, IMAGE_MIN_THRESHOLD), highest)
+    return MAX_NODE_SCORE * (total - IMAGE_MIN_THRESHOLD) // (highest - IMAGE_MIN_THRESHOLD)
+
+
+def _task_images(task: TaskInfo) -> tuple[str, ...]:
+    return pod_images(task.pod)
+
+
+class ImageLocality:
+    """``image_locality_reference`` over all session nodes: one vector per image (built the
+    first time a pod names it, from every node's images), one per pod image list."""
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.nodes = nodes
+        self._per_image: dict[str, FloatArray] = {}
+        self._per_pod: dict[tuple[str, ...], FloatArray] = {}
+
+    def image_vector(self, name: str) -> FloatArray:
+        """The image's scaled size on every node that has it, 0 elsewhere. Its size is the one
+        the first node listing it reports (the scheduler cache keeps the first it saw)."""
+        vector = self._per_image.get(name)
+        if vector is None:
+            sizes = np.fromiter(
+                (node.images.get(name, -1) for node in self.nodes), float, count=len(self.nodes)
+            )
+            present = sizes >= 0
+            count = int(present.sum())
+            vector = np.zeros(len(self.nodes))
+            if count:
+                size = float(sizes[int(np.argmax(present))])
+                vector[present] = np.trunc(size * (count / len(self.nodes)))
+            self._per_image[name] = vector
+        return vector
+
+    def scores(self, task: TaskInfo) -> FloatArray:
+        images: tuple[str, ...] = derived_fact(task, "nodeorder.images", _task_images)
+        scores = self._per_pod.get(images)
+        if scores is None:
+            if not images:
+                scores = np.zeros(len(self.nodes))
+            else:
+                total = np.zeros(len(self.nodes))
+                for name in images:
+                    total += self.image_vector(name)
+                highest = float(IMAGE_MAX_CONTAINER_THRESHOLD * len(images))
+                clipped = np.clip(total, IMAGE_MIN_THRESHOLD, highest)
+                scores = _int_div(
+                    MAX_NODE_SCORE * (clipped - IMAGE_MIN_THRESHOLD),
+                    highest - IMAGE_MIN_THRESHOLD,
+                )
+            self._per_pod[images] = scores
+        return scores
+
+
 # ---------------------------------------------------------------------- per-session state
 
 
@@ -469,6 +573,7 @@ class NodeOrderPlugin:
         static = StaticScores(index)
         tracker = AffinityTracker(pods, index) if weights.pod_affinity else None
         spread = TopologySpread(pods, index) if weights.pod_topology_spread else None
+        images = ImageLocality(ssn.node_list) if weights.image_locality else None
 
         row_cache = RowScoreCache(requested.version)
 
@@ -523,12 +628,28 @@ class NodeOrderPlugin:
                 spread_scores = spread.scores(task, rows)
                 if spread_scores is not None:
                     total += weights.pod_topology_spread * spread_scores
+            if images is not None:
+                total += weights.image_locality * images.scores(task)[rows]
             return total
 
         ssn.add_batch_node_order_fn(self.name, batch_node_order)
 
     def on_session_close(self, ssn: Session) -> None:
         return None
+
+
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        "leastrequested.weight",
+        "mostrequested.weight",
+        "balancedresource.weight",
+        "nodeaffinity.weight",
+        "podaffinity.weight",
+        "tainttoleration.weight",
+        "imagelocality.weight",
+        "podtopologyspread.weight",
+    }
+)
 
 
 def new(arguments: Arguments) -> NodeOrderPlugin:

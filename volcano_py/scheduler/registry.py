@@ -38,6 +38,7 @@ BUILTIN_PLUGINS: Final = {
     "proportion": "volcano_py.plugins.proportion",
     "capacity": "volcano_py.plugins.capacity",
     "overcommit": "volcano_py.plugins.overcommit",
+    "resourcequota": "volcano_py.plugins.resourcequota",
     "predicates": "volcano_py.plugins.predicates",
     "nodeorder": "volcano_py.plugins.nodeorder",
     "binpack": "volcano_py.plugins.binpack",

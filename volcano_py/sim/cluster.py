@@ -26,6 +26,7 @@ NAMESPACED: Final = frozenset(
         "Job",
         "Command",
         "PodDisruptionBudget",
+        "ResourceQuota",
         "ConfigMap",
         "Service",
         "Secret",
@@ -34,7 +35,16 @@ NAMESPACED: Final = frozenset(
 )
 # Kinds the scheduler cache watches.
 CACHE_KINDS: Final = frozenset(
-    {"Pod", "Node", "PodGroup", "Queue", "HyperNode", "PriorityClass", "PodDisruptionBudget"}
+    {
+        "Pod",
+        "Node",
+        "PodGroup",
+        "Queue",
+        "HyperNode",
+        "PriorityClass",
+        "PodDisruptionBudget",
+        "ResourceQuota",
+    }
 )
 
 

@@ -29,6 +29,7 @@ from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.registry import new_action
 from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
+from volcano_py.sim.quota import QuotaStatusController
 
 DEFAULT_MAX_CYCLES: Final = 20
 # Controller passes per cycle: each pass handles what the previous one triggered.
@@ -56,6 +57,7 @@ class Simulation:
     _pod_group_phases: dict[str, str] = field(default_factory=dict, init=False)
     # Policy actions with a timeout: (when, job key, request).
     delayed: list[tuple[float, str, JobRequest]] = field(default_factory=list, init=False)
+    quota_status: QuotaStatusController = field(default_factory=QuotaStatusController, init=False)
 
     def __post_init__(self) -> None:
         self.cluster = InMemoryCluster(watch=self._watch, clock=lambda: self.time)
@@ -74,6 +76,7 @@ class Simulation:
         for obj in objects:
             self.cluster.create(copy.deepcopy(obj))
         self.cluster.ensure_default_queues()
+        self._sync_quotas()
         for key, _job in self.cluster.items("Job"):
             self._request(key, JobRequest(event="OutOfSync"))
 
@@ -109,6 +112,13 @@ class Simulation:
                 if job_key is not None:
                     event = "Unknown" if phase == "Unknown" else "OutOfSync"
                     self._request(job_key, JobRequest(event=event))
+
+    def _sync_quotas(self) -> None:
+        """Kubernetes' quota controller: ResourceQuota status follows the pods."""
+        for quota in self.quota_status.sync(
+            self.cluster.items("ResourceQuota"), self.cluster.items("Pod")
+        ):
+            self.cluster.update(quota)
 
     def _request(self, job_key: str, request: JobRequest) -> None:
         self.job_requests.setdefault(job_key, []).append(request)
@@ -340,6 +350,7 @@ class Simulation:
         before = self.cluster.changes
         self._advance_pods()
         self._run_controllers()
+        self._sync_quotas()
         ssn = open_session(self.cache.snapshot(), self.conf, self.plugins, self.cache, self.state)
         for name in self.conf.actions:
             new_action(name).execute(ssn)

@@ -32,6 +32,7 @@ CORE_KINDS: Final = {
     "ConfigMap": "v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
+    "ResourceQuota": "v1",
 }
 CONF_KEY: Final = "volcano-scheduler.conf"
 
@@ -98,7 +99,42 @@ def _default_node(document: Document) -> dict[str, Any]:
         )
     status.setdefault("allocatable", dict(status.get("capacity") or {}))
     status.setdefault("capacity", dict(status["allocatable"]))
+    _check_images(document, status.get("images"))
     return node
+
+
+def _check_images(document: Document, images: Any) -> None:
+    """``status.images`` (read by nodeorder's ImageLocality): names and sizes."""
+    if images is None:
+        return
+    if not isinstance(images, list):
+        raise document.error("status.images", "expected a list")
+    for index, image in enumerate(images):
+        where = f"status.images[{index}]"
+        if not isinstance(image, Mapping):
+            raise document.error(where, "expected an object with names and sizeBytes")
+        names = image.get("names")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise document.error(f"{where}.names", "expected a list of image names")
+        size = image.get("sizeBytes", 0)
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise document.error(f"{where}.sizeBytes", f"expected a size in bytes, got {size!r}")
+
+
+def _check_resource_quota(document: Document) -> dict[str, Any]:
+    """What the API server checks of a ResourceQuota: quantities in spec.hard (and in a
+    status given with it)."""
+    obj = copy.deepcopy(document.obj)
+    spec = obj.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise document.error("spec", "expected an object")
+    _check_quantities(document, spec.get("hard"), "spec.hard")
+    status = obj.get("status") or {}
+    if not isinstance(status, Mapping):
+        raise document.error("status", "expected an object")
+    _check_quantities(document, status.get("hard"), "status.hard")
+    _check_quantities(document, status.get("used"), "status.used")
+    return obj
 
 
 def _validate_volcano(document: Document) -> dict[str, Any]:
@@ -170,6 +206,8 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
                 obj = _default_pod(document)
             elif kind == "Node":
                 obj = _default_node(document)
+            elif kind == "ResourceQuota":
+                obj = _check_resource_quota(document)
             elif kind == "PriorityClass":
                 obj = copy.deepcopy(document.obj)
                 if not isinstance(obj.get("value"), int) or isinstance(obj.get("value"), bool):

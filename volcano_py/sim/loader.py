@@ -12,7 +12,7 @@ from typing import Any, Final
 import yaml
 
 NAMESPACED_KINDS: Final = frozenset(
-    {"Pod", "PodGroup", "Job", "Command", "PodDisruptionBudget", "ConfigMap"}
+    {"Pod", "PodGroup", "Job", "Command", "PodDisruptionBudget", "ResourceQuota", "ConfigMap"}
 )
 
 

@@ -15,18 +15,27 @@ Registers, in Volcano's filter order:
   task's simulation state, and SimulateAddTaskFn / SimulateRemoveTaskFn / SimulatePredicateFn
   move victims in and out of the InterPodAffinity state and filter with it.
 
+* with ``predicate.ProportionalEnable``, a fourth PredicateMaskFn: the proportional filter
+  (``proportional``), as Volcano <= v1.12 ran it.
+
 There is no CPU/memory fit here: the actions check requests against idle resources.
 
-Not ported: the volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding), DRA and device
-sharing (no volumes or devices are modelled), the equivalence cache
-(``predicate.CacheEnable``: the static masks are already cached per signature). Their
-arguments are accepted and ignored.
+``predicate.CacheEnable`` (upstream's equivalence cache of the stable filters, keyed by node and
+the pod's ``volcano.sh/template-uid``) is read and changes nothing observable: the static masks
+are always cached per pod signature, which is what that cache approximates. Upstream words a
+cache hit's failure "plugin equivalence cache predicates failed"; here the real reasons stay.
+
+Not ported, and each said once in the log when the configuration names it (``UNPORTED``): the
+volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding and its ``volumebinding.*``
+arguments) and DRA (no volumes or resource claims are modelled), and the GPU switches Volcano
+moved to the ``deviceshare`` plugin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
 from volcano_py.api.node import NodeInfo
@@ -44,7 +53,17 @@ from volcano_py.plugins._kube_scheduling.topology_spread import PLUGIN as POD_TO
 from volcano_py.plugins._kube_scheduling.topology_spread import TopologySpread
 from volcano_py.plugins.predicates.masks import PodCountMask, StaticFilters, StaticMasks
 from volcano_py.plugins.predicates.ports import PortTracker
+from volcano_py.plugins.predicates.proportional import (
+    PROPORTIONAL_ENABLE,
+    PROPORTIONAL_PREFIX,
+    PROPORTIONAL_RESOURCES,
+    ProportionalMask,
+    Rate,
+    parse_proportional,
+)
 from volcano_py.plugins.predicates.simulation import PredicatesSimulation
+
+log = logging.getLogger(__name__)
 
 PLUGIN_NAME: Final = "predicates"
 
@@ -58,6 +77,58 @@ POD_TOPOLOGY_SPREAD_ENABLE: Final = "predicate.PodTopologySpreadEnable"
 VOLUME_BINDING_ENABLE: Final = "predicate.VolumeBindingEnable"
 DRA_ENABLE: Final = "predicate.DynamicResourceAllocationEnable"
 CACHE_ENABLE: Final = "predicate.CacheEnable"
+GPU_SHARING_ENABLE: Final = "predicate.GPUSharingEnable"
+GPU_NUMBER_ENABLE: Final = "predicate.GPUNumberEnable"
+VOLUME_BINDING_TIMEOUT: Final = "volumebinding.bindTimeoutSeconds"
+VOLUME_BINDING_WEIGHT: Final = "volumebinding.weight"
+VOLUME_BINDING_SHAPE: Final = "volumebinding.shape"
+DRA_FILTER_TIMEOUT: Final = "dynamicresources.filterTimeoutSeconds"
+
+_NO_VOLUMES: Final = "volumes are not modelled by volcano-py, so this filter does not exist here"
+_NO_DRA: Final = "resource claims (DRA) are not modelled by volcano-py"
+_DEVICESHARE: Final = (
+    "Volcano v1.8 moved GPU sharing to the deviceshare plugin ({new}) and its predicates plugin"
+    " ignores this argument; volcano-py has no deviceshare plugin yet"
+)
+# Arguments upstream reads (or once read) for what volcano-py does not model: each is named in
+# a warning, once per process, when a configuration sets it, and then has no effect.
+UNPORTED: Final[Mapping[str, str]] = {
+    NODE_VOLUME_LIMITS_ENABLE: _NO_VOLUMES,
+    VOLUME_ZONE_ENABLE: _NO_VOLUMES,
+    VOLUME_BINDING_ENABLE: _NO_VOLUMES,
+    VOLUME_BINDING_TIMEOUT: _NO_VOLUMES,
+    VOLUME_BINDING_WEIGHT: _NO_VOLUMES,
+    VOLUME_BINDING_SHAPE: _NO_VOLUMES,
+    DRA_ENABLE: (
+        "Volcano v1.13+ reads it no more (DRA follows kube-scheduler's DynamicResourceAllocation"
+        f" feature gate) and {_NO_DRA}"
+    ),
+    DRA_FILTER_TIMEOUT: _NO_DRA,
+    GPU_SHARING_ENABLE: _DEVICESHARE.format(new="deviceshare.GPUSharingEnable"),
+    GPU_NUMBER_ENABLE: _DEVICESHARE.format(new="deviceshare.GPUNumberEnable"),
+}
+PROPORTIONAL_NOTICE: Final = (
+    "predicates: %s is honoured as Volcano <= v1.12 did; Volcano v1.13 moved the proportional"
+    " policy to the resource-strategy-fit plugin (proportional.* arguments)"
+)
+_warned: set[str] = set()
+
+
+def warn_once(key: str, message: str, *args: object) -> bool:
+    """Log ``message`` the first time ``key`` comes up in this process (the plugin is built
+    anew every session, so "once" cannot be per instance)."""
+    if key in _warned:
+        return False
+    _warned.add(key)
+    log.warning(message, *args)
+    return True
+
+
+def warn_unported(arguments: Mapping[str, object]) -> None:
+    for key, why in UNPORTED.items():
+        if key in arguments:
+            warn_once(key, "predicates: argument %s has no effect: %s", key, why)
+
 
 # kube-scheduler's SidecarContainers feature gate (on by default since 1.29): with it on,
 # pods with restartable init containers are scheduled like any other.
@@ -87,6 +158,9 @@ class PredicateFlags:
     volume_binding: bool = True
     dynamic_resource_allocation: bool = True
     cache: bool = False
+    proportional: bool = False
+    # Scarce resource -> cpu/memory kept free per unit (``predicate.resources``).
+    proportional_rates: Mapping[str, Rate] = field(default_factory=dict)
 
     @classmethod
     def from_arguments(cls, arguments: Arguments) -> PredicateFlags:
@@ -101,6 +175,8 @@ class PredicateFlags:
             volume_binding=arguments.get_bool(VOLUME_BINDING_ENABLE, True),
             dynamic_resource_allocation=arguments.get_bool(DRA_ENABLE, True),
             cache=arguments.get_bool(CACHE_ENABLE, False),
+            proportional=arguments.get_bool(PROPORTIONAL_ENABLE, False),
+            proportional_rates=parse_proportional(arguments),
         )
 
 
@@ -110,6 +186,9 @@ class PredicatesPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
         self.flags = PredicateFlags.from_arguments(arguments)
+        warn_unported(arguments)
+        if self.flags.proportional:
+            warn_once(PROPORTIONAL_ENABLE, PROPORTIONAL_NOTICE, PROPORTIONAL_ENABLE)
 
     def on_session_open(self, ssn: Session) -> None:
         flags = self.flags
@@ -123,6 +202,11 @@ class PredicatesPlugin:
         spread = TopologySpread(pods, index) if flags.pod_topology_spread else None
         simulation = (
             PredicatesSimulation(self.name, pod_affinity) if pod_affinity is not None else None
+        )
+        proportional = (
+            ProportionalMask(flags.proportional_rates, ssn.matrix, pods)
+            if flags.proportional and flags.proportional_rates
+            else None
         )
 
         def pre_predicate(task: TaskInfo) -> Status | None:
@@ -191,6 +275,8 @@ class PredicatesPlugin:
         ssn.add_predicate_mask_fn(self.name, pod_count.mask)
         if spread is not None:
             ssn.add_predicate_mask_fn(self.name, spread.mask)
+        if proportional is not None:
+            ssn.add_predicate_mask_fn(self.name, proportional.mask)
         ssn.add_task_predicate_fn(self.name, task_predicate)
         if simulation is not None:
             # With inter-pod affinity off upstream's Simulate* functions all pass.
@@ -198,6 +284,22 @@ class PredicatesPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         return None
+
+
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        NODE_AFFINITY_ENABLE,
+        NODE_PORTS_ENABLE,
+        TAINT_TOLERATION_ENABLE,
+        POD_AFFINITY_ENABLE,
+        POD_TOPOLOGY_SPREAD_ENABLE,
+        CACHE_ENABLE,
+        PROPORTIONAL_ENABLE,
+        PROPORTIONAL_RESOURCES,
+        PROPORTIONAL_PREFIX + "*",
+        *UNPORTED,
+    }
+)
 
 
 def new(arguments: Arguments) -> PredicatesPlugin:
