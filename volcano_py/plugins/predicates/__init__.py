@@ -2,7 +2,7 @@
 
 ``plugin`` wires the hooks; the other modules hold one concern each: ``ports``, ``masks`` (the
 static and pod-count NodeMasks), ``simulation`` (the inter-pod affinity state of topology-aware
-preemption's dry run), ``proportional`` (cpu and memory kept free next to a scarce resource).
+preemption's dry run).
 What nodeorder needs too (``selectors``, ``taints``, ``pod_affinity`` +
 ``affinity_tracker``, ``node_index``, ``session_pods``, ``topology_spread``, ``podspec``) lives
 in the shared helper package :mod:`volcano_py.plugins._kube_scheduling`, since plugins never

@@ -15,9 +15,6 @@ Registers, in Volcano's filter order:
   task's simulation state, and SimulateAddTaskFn / SimulateRemoveTaskFn / SimulatePredicateFn
   move victims in and out of the InterPodAffinity state and filter with it.
 
-* with ``predicate.ProportionalEnable``, a fourth PredicateMaskFn: the proportional filter
-  (``proportional``), as Volcano <= v1.12 ran it.
-
 There is no CPU/memory fit here: the actions check requests against idle resources.
 
 ``predicate.CacheEnable`` (upstream's equivalence cache of the stable filters, keyed by node and
@@ -27,15 +24,18 @@ cache hit's failure "plugin equivalence cache predicates failed"; here the real 
 
 Not ported, and each said once in the log when the configuration names it (``UNPORTED``): the
 volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding and its ``volumebinding.*``
-arguments) and DRA (no volumes or resource claims are modelled), and the GPU switches Volcano
-moved to the ``deviceshare`` plugin.
+arguments) and DRA (no volumes or resource claims are modelled), the GPU switches Volcano
+moved to the ``deviceshare`` plugin, and the proportional policy (``predicate.ProportionalEnable``,
+``predicate.resources*``) that Volcano v1.13 moved to the ``resource-strategy-fit`` plugin's
+``proportional.*`` arguments: Volcano's predicates plugin ignores them since, and so does this one
+(its user guide still shows them; docs/migrating-from-volcano.md lists that).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from volcano_py.api.node import NodeInfo
@@ -53,14 +53,6 @@ from volcano_py.plugins._kube_scheduling.topology_spread import PLUGIN as POD_TO
 from volcano_py.plugins._kube_scheduling.topology_spread import TopologySpread
 from volcano_py.plugins.predicates.masks import PodCountMask, StaticFilters, StaticMasks
 from volcano_py.plugins.predicates.ports import PortTracker
-from volcano_py.plugins.predicates.proportional import (
-    PROPORTIONAL_ENABLE,
-    PROPORTIONAL_PREFIX,
-    PROPORTIONAL_RESOURCES,
-    ProportionalMask,
-    Rate,
-    parse_proportional,
-)
 from volcano_py.plugins.predicates.simulation import PredicatesSimulation
 
 log = logging.getLogger(__name__)
@@ -83,12 +75,20 @@ VOLUME_BINDING_TIMEOUT: Final = "volumebinding.bindTimeoutSeconds"
 VOLUME_BINDING_WEIGHT: Final = "volumebinding.weight"
 VOLUME_BINDING_SHAPE: Final = "volumebinding.shape"
 DRA_FILTER_TIMEOUT: Final = "dynamicresources.filterTimeoutSeconds"
+PROPORTIONAL_ENABLE: Final = "predicate.ProportionalEnable"
+PROPORTIONAL_RESOURCES: Final = "predicate.resources"
+PROPORTIONAL_PREFIX: Final = PROPORTIONAL_RESOURCES + "."
 
 _NO_VOLUMES: Final = "volumes are not modelled by volcano-py, so this filter does not exist here"
 _NO_DRA: Final = "resource claims (DRA) are not modelled by volcano-py"
 _DEVICESHARE: Final = (
     "Volcano v1.8 moved GPU sharing to the deviceshare plugin ({new}) and its predicates plugin"
     " ignores this argument; volcano-py has no deviceshare plugin yet"
+)
+_MOVED_TO_RESOURCE_STRATEGY_FIT: Final = (
+    "Volcano v1.13 moved the proportional policy to the resource-strategy-fit plugin"
+    " (proportional.enable, proportional.resources, proportional.resourceProportion) and its"
+    " predicates plugin ignores this argument; configure it there"
 )
 # Arguments upstream reads (or once read) for what volcano-py does not model: each is named in
 # a warning, once per process, when a configuration sets it, and then has no effect.
@@ -106,11 +106,9 @@ UNPORTED: Final[Mapping[str, str]] = {
     DRA_FILTER_TIMEOUT: _NO_DRA,
     GPU_SHARING_ENABLE: _DEVICESHARE.format(new="deviceshare.GPUSharingEnable"),
     GPU_NUMBER_ENABLE: _DEVICESHARE.format(new="deviceshare.GPUNumberEnable"),
+    PROPORTIONAL_ENABLE: _MOVED_TO_RESOURCE_STRATEGY_FIT,
+    PROPORTIONAL_RESOURCES: _MOVED_TO_RESOURCE_STRATEGY_FIT,
 }
-PROPORTIONAL_NOTICE: Final = (
-    "predicates: %s is honoured as Volcano <= v1.12 did; Volcano v1.13 moved the proportional"
-    " policy to the resource-strategy-fit plugin (proportional.* arguments)"
-)
 _warned: set[str] = set()
 
 
@@ -127,6 +125,10 @@ def warn_once(key: str, message: str, *args: object) -> bool:
 def warn_unported(arguments: Mapping[str, object]) -> None:
     for key, why in UNPORTED.items():
         if key in arguments:
+            warn_once(key, "predicates: argument %s has no effect: %s", key, why)
+    for key in arguments:
+        if key.startswith(PROPORTIONAL_PREFIX):
+            why = _MOVED_TO_RESOURCE_STRATEGY_FIT
             warn_once(key, "predicates: argument %s has no effect: %s", key, why)
 
 
@@ -158,9 +160,6 @@ class PredicateFlags:
     volume_binding: bool = True
     dynamic_resource_allocation: bool = True
     cache: bool = False
-    proportional: bool = False
-    # Scarce resource -> cpu/memory kept free per unit (``predicate.resources``).
-    proportional_rates: Mapping[str, Rate] = field(default_factory=dict)
 
     @classmethod
     def from_arguments(cls, arguments: Arguments) -> PredicateFlags:
@@ -175,8 +174,6 @@ class PredicateFlags:
             volume_binding=arguments.get_bool(VOLUME_BINDING_ENABLE, True),
             dynamic_resource_allocation=arguments.get_bool(DRA_ENABLE, True),
             cache=arguments.get_bool(CACHE_ENABLE, False),
-            proportional=arguments.get_bool(PROPORTIONAL_ENABLE, False),
-            proportional_rates=parse_proportional(arguments),
         )
 
 
@@ -187,8 +184,6 @@ class PredicatesPlugin:
         self.arguments = arguments
         self.flags = PredicateFlags.from_arguments(arguments)
         warn_unported(arguments)
-        if self.flags.proportional:
-            warn_once(PROPORTIONAL_ENABLE, PROPORTIONAL_NOTICE, PROPORTIONAL_ENABLE)
 
     def on_session_open(self, ssn: Session) -> None:
         flags = self.flags
@@ -202,11 +197,6 @@ class PredicatesPlugin:
         spread = TopologySpread(pods, index) if flags.pod_topology_spread else None
         simulation = (
             PredicatesSimulation(self.name, pod_affinity) if pod_affinity is not None else None
-        )
-        proportional = (
-            ProportionalMask(flags.proportional_rates, ssn.matrix, pods)
-            if flags.proportional and flags.proportional_rates
-            else None
         )
 
         def pre_predicate(task: TaskInfo) -> Status | None:
@@ -275,8 +265,6 @@ class PredicatesPlugin:
         ssn.add_predicate_mask_fn(self.name, pod_count.mask)
         if spread is not None:
             ssn.add_predicate_mask_fn(self.name, spread.mask)
-        if proportional is not None:
-            ssn.add_predicate_mask_fn(self.name, proportional.mask)
         ssn.add_task_predicate_fn(self.name, task_predicate)
         if simulation is not None:
             # With inter-pod affinity off upstream's Simulate* functions all pass.
@@ -294,8 +282,6 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         POD_AFFINITY_ENABLE,
         POD_TOPOLOGY_SPREAD_ENABLE,
         CACHE_ENABLE,
-        PROPORTIONAL_ENABLE,
-        PROPORTIONAL_RESOURCES,
         PROPORTIONAL_PREFIX + "*",
         *UNPORTED,
     }
