@@ -38,7 +38,9 @@ def test_hard_job_lands_within_one_leaf_and_the_other_waits(
     # 5 GPUs are still free, but no leaf has 4 and the job may not span the spine.
     assert train_nodes(report, "train-b") == set()
     assert report["podgroups"]["default/train-b"]["phase"] == "Inqueue"
-    assert "no HyperNode of tier <= 1" in report["unschedulable"]["default/train-b"]
+    why = report["unschedulable"]["default/train-b"]
+    assert "all 4 pending pods (nvidia.com/gpu 4) must fit inside one HyperNode of tier <= 1" in why
+    assert "leaf-0, has nvidia.com/gpu 3 free; raising highestTierAllowed would let it run" in why
 
 
 def test_without_the_constraint_the_second_job_spans_both_leaves(

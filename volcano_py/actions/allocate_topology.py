@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from volcano_py.actions.task_placement import allocate_tasks
+from volcano_py.actions.topology_reasons import no_hyper_node_reason
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
 from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
@@ -191,11 +192,7 @@ class TopologyAllocator:
         if not job.nodes_fit_errors and not job.job_fit_errors:
             # The resource pre-filter left no candidate, so no dry run ran to say why. Upstream
             # then says nothing and the job waits without a reason a person can read.
-            job.job_fit_errors = (
-                f"no HyperNode of tier <= {job.hard_topology()[1]} (networkTopology."
-                "highestTierAllowed) can take the job: none has room for its minimum "
-                "resources, or its placed tasks already span more"
-            )
+            job.job_fit_errors = no_hyper_node_reason(ssn, job)
         return None
 
     def _recover_sub_jobs(self, job: JobInfo) -> None:
