@@ -210,5 +210,9 @@ def test_a_job_no_hyper_node_has_room_for_says_why() -> None:
     )
     assert outcome.binder.binds == {}
     job = outcome.session.jobs["ns/big"]
-    assert job.job_fit_errors.startswith("no HyperNode of tier <= 1")
-    assert "Origin reason is: no HyperNode of tier <= 1" in job.fit_error()
+    assert job.job_fit_errors == (
+        "all 5 pending pods (cpu 20) must fit inside one HyperNode of tier <= 1"
+        " (networkTopology.highestTierAllowed), as Volcano places a job's pending pods together;"
+        " the roomiest, leaf-0, has cpu 16 free; raising highestTierAllowed would let it run"
+    )
+    assert "Origin reason is: all 5 pending pods (cpu 20)" in job.fit_error()
