@@ -1,8 +1,9 @@
 """`volcano-py controllers`: the live controllers (Volcano's vc-controller-manager): Jobs get
 their PodGroup and pods, plain pods of ours a PodGroup, Commands are run, Queues change state.
 
-Flags follow vc-controller-manager and `volcano-py scheduler` (Go spellings accepted:
-``--leader-elect=true``, ``-v=3``, durations like ``15s``).
+Every flag of vc-controller-manager is accepted in Go's syntax (``--leader-elect=true``,
+``-v=3``, durations like ``15s``; see ``goflags``); those without effect here are listed in
+--help under "accepted for compatibility" with the reason. docs/configuration.md has them all.
 """
 
 from __future__ import annotations
@@ -12,18 +13,42 @@ import asyncio
 import logging
 import sys
 
+from volcano_py.cli.feature_gates import FeatureGates, add_feature_gates
 from volcano_py.cli.process_flags import (
     add_cluster_access,
+    add_compatibility,
     add_leader_election,
     add_serving,
+    add_tls_files,
+    add_version,
+    cluster_access,
+    compat_flag,
+    go_duration,
     lease_and_addresses,
+    log_compat_flags,
+    print_version_if_asked,
+    served_addresses,
 )
 
 HELP = "run the Job, PodGroup, Queue and Command controllers against a Kubernetes cluster"
 
+# vc-controller-manager's controllers; volcano-py runs the first three (Commands are served
+# by the job and queue controllers there, by one consumer here), always together.
+IMPLEMENTED_CONTROLLERS = ("job-controller", "pg-controller", "queue-controller")
+UPSTREAM_CONTROLLERS = (
+    *IMPLEMENTED_CONTROLLERS,
+    "gc-controller",
+    "jobflow-controller",
+    "jobtemplate-controller",
+    "cronjob-controller",
+    "hyperNode-controller",
+    "sharding-controller",
+)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cluster_access(parser, qps=50.0, burst=100)
+    add_version(parser)
 
     controllers = parser.add_argument_group("controllers")
     controllers.add_argument(
@@ -41,31 +66,109 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="jobs synced at once (default 5)",
     )
     controllers.add_argument(
+        "--controllers",
+        default="*,-sharding-controller",
+        metavar="LIST",
+        help="Volcano's controller switches ('*', 'name', '+name', '-name', comma-separated)."
+        " job-controller, pg-controller and queue-controller always run here and may not be"
+        " turned off; the others are not implemented here (naming one is logged)",
+    )
+    add_feature_gates(controllers, "None is acted on here.")
+    controllers.add_argument(
         "--events",
         choices=("all", "warnings", "none"),
         default="all",
-        help="which Kubernetes Events to write (default all)",
+        help="which Kubernetes Events to write (default all; volcano-py's own)",
     )
 
     add_leader_election(parser, lease_name="volcano-py-controllers")
     add_serving(parser, metrics=":8081", healthz=":11252")
 
+    compat = add_compatibility(parser)
+    add_tls_files(compat, "/healthz is served over plain HTTP here")
+    for name, why in (
+        ("--worker-threads-for-podgroup", "only the Job controller's workers are set here"),
+        ("--worker-threads-for-queue", "only the Job controller's workers are set here"),
+        ("--worker-threads-for-gc", "there is no gc-controller here"),
+        ("--worker-threads-for-cronjob", "there is no cronjob-controller here"),
+        ("--max-requeue-num", "a failed sync is retried with backoff (up to 30 s) until it"
+         " succeeds or the object changes"),
+    ):  # fmt: skip
+        compat_flag(compat, name, why, kind=int, metavar="N")
+    compat_flag(
+        compat, "--inherit-owner-annotations",
+        "PodGroups of plain pods are built from the pod alone here (the owner is not read)",
+        kind=None,
+    )  # fmt: skip
+    no_sharding = "there is no sharding-controller here"
+    compat_flag(compat, "--scheduler-configs", no_sharding, metavar="LIST")
+    compat_flag(compat, "--shard-sync-period", no_sharding, kind=go_duration, metavar="DURATION")
+    compat_flag(compat, "--enable-node-event-trigger", no_sharding, kind=None)
+    compat_flag(compat, "--sharding-configmap", no_sharding, metavar="NAME")
+    compat_flag(compat, "--sharding-configmap-namespace", no_sharding, metavar="NS")
+
+
+def enabled_controllers(switches: str) -> dict[str, bool]:
+    """Which of vc-controller-manager's controllers ``--controllers`` turns on
+    (``checkControllers`` then ``IsControllerEnabled``); ValueError on a name given with both
+    prefixes."""
+    entries = [entry.strip() for entry in switches.split(",") if entry.strip()]
+    seen: set[str] = set()
+    for entry in entries:
+        if entry == "*":
+            continue
+        name = entry[1:] if entry[0] in "+-" else entry
+        if name in seen:
+            raise ValueError(f"controllers option {entry} cannot have both '-' and '+' prefixes")
+        seen.add(name)
+    enabled: dict[str, bool] = {}
+    for name in {*UPSTREAM_CONTROLLERS, *seen}:
+        if f"-{name}" in entries:
+            enabled[name] = False
+        else:
+            enabled[name] = name in entries or f"+{name}" in entries or "*" in entries
+    return enabled
+
+
+def _check_controllers(switches: str) -> list[str]:
+    """The named controllers that are on but not implemented here (to log); ValueError when
+    one of ours is off."""
+    enabled = enabled_controllers(switches)
+    off = [name for name in IMPLEMENTED_CONTROLLERS if not enabled[name]]
+    if off:
+        raise ValueError(
+            f"--controllers={switches} turns off {', '.join(off)}: volcano-py runs"
+            f" {', '.join(IMPLEMENTED_CONTROLLERS)} together and cannot leave one out"
+        )
+    named = {entry.strip().lstrip("+") for entry in switches.split(",")}
+    return sorted(name for name, on in enabled.items()
+                  if on and name not in IMPLEMENTED_CONTROLLERS and name in named)  # fmt: skip
+
 
 def run(args: argparse.Namespace) -> int:
+    if print_version_if_asked(args):
+        return 0
     from volcano_py.runtime import logsetup
 
     logsetup.configure(args.verbosity, args.log_format)
-    logging.getLogger("volcano_py.controllers").debug("arguments %s", args)
+    log = logging.getLogger("volcano_py.controllers")
+    log.debug("arguments %s", args)
+    log_compat_flags(args, "controllers")
     from volcano_py.operator.controllers.process import ControllersOptions, LiveControllers
-    from volcano_py.runtime.apiclient import ClusterAccess
 
     try:
         if args.worker_threads < 1:
             raise ValueError("--worker-threads must be at least 1")
+        missing = _check_controllers(args.controllers)
         lease = lease_and_addresses(args)
+        metrics_address, healthz_address = served_addresses(args, metrics=args.enable_metrics)
+        access = cluster_access(args)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    for name in missing:
+        log.warning("--controllers: %s is not implemented in volcano-py; not run", name)
+    FeatureGates(args.feature_gates).warn_without_effect((), "controllers")
     options = ControllersOptions(
         kubeconfig=args.kubeconfig,
         scheduler_names=tuple(args.scheduler_name or ["volcano"]),
@@ -73,14 +176,9 @@ def run(args: argparse.Namespace) -> int:
         lease=lease,
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
-        listen_address=args.listen_address,
-        healthz_address=args.healthz_address,
+        listen_address=metrics_address,
+        healthz_address=healthz_address,
         job_workers=args.worker_threads,
         events=args.events,
     )
-    try:
-        access = ClusterAccess.load(options.kubeconfig)
-    except Exception as error:  # kubeconfig problems come in many exception types
-        print(f"error: cannot load cluster credentials: {error}", file=sys.stderr)
-        return 2
     return asyncio.run(LiveControllers(options, access=access).run())

@@ -1,15 +1,20 @@
-"""Flags the long-running processes share (`volcano-py scheduler`, `volcano-py controllers`):
+"""Flags the long-running processes share (`volcano-py scheduler`, `controllers`, `webhooks`):
 cluster access, Lease leader election, endpoints and logging, with Go's spellings
-(``--leader-elect=true``, ``-v=3``, durations like ``15s``) as Volcano's components take them."""
+(``--leader-elect=true``, ``-v=3``, durations like ``15s``; see ``goflags``) as Volcano's
+components take them, and the flags accepted for compatibility only: each says in --help why it
+changes nothing here, and the process logs that once when it is given."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from volcano_py.models.duration import DurationError, parse_duration
 
 if TYPE_CHECKING:
+    from volcano_py.runtime.apiclient import ClusterAccess
     from volcano_py.runtime.leaderelection import LeaseConfig
 
 _TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
@@ -52,6 +57,12 @@ def bool_flag(
 
 def add_cluster_access(parser: argparse.ArgumentParser, qps: float, burst: int) -> None:
     client = parser.add_argument_group("cluster access")
+    client.add_argument(
+        "--master",
+        default="",
+        metavar="URL",
+        help="the API server's address, overriding the kubeconfig's server",
+    )
     client.add_argument(
         "--kubeconfig",
         help="kubeconfig file (default: in-cluster service"
@@ -103,22 +114,43 @@ def add_leader_election(
         metavar="NAME",
         help=f"name of the Lease (default {lease_name})",
     )
+    election.add_argument(
+        "--lock-object-namespace",
+        default="",
+        metavar="NS",
+        help="deprecated spelling of --leader-elect-resource-namespace (wins when set)",
+    )
+    compat_flag(
+        election,
+        "--leader-elect-resource-lock",
+        "the lock is always a coordination.k8s.io Lease (Volcano ignores the value too)",
+        metavar="KIND",
+    )
     return election
 
 
-def add_serving(parser: argparse.ArgumentParser, metrics: str, healthz: str) -> None:
+def add_serving(
+    parser: argparse.ArgumentParser, metrics: str, healthz: str, switches: bool = True
+) -> argparse._ArgumentGroup:
+    """The endpoints; with ``switches``, Volcano's ``--enable-metrics``/``--enable-healthz``
+    (off by default, as upstream) decide whether each address is served at all."""
     serving = parser.add_argument_group("endpoints and logging")
+    if switches:
+        bool_flag(serving, "--enable-metrics", False, "serve /metrics on --listen-address")
+        bool_flag(
+            serving, "--enable-healthz", False, "serve /healthz and /readyz on --healthz-address"
+        )
     serving.add_argument(
         "--listen-address",
         default=metrics,
         metavar="HOST:PORT",
-        help=f"/metrics (default {metrics}; empty: off)",
+        help=f"/metrics (default {metrics or 'empty'}; empty: off)",
     )
     serving.add_argument(
         "--healthz-address",
         default=healthz,
         metavar="HOST:PORT",
-        help=f"/healthz and /readyz (default {healthz}; empty: off)",
+        help=f"/healthz and /readyz (default {healthz or 'empty'}; empty: off)",
     )
     serving.add_argument(
         "-v",
@@ -130,11 +162,42 @@ def add_serving(parser: argparse.ArgumentParser, metrics: str, healthz: str) -> 
         help="log verbosity: <=3 info, 4 debug, >=5 trace (default 2)",
     )
     serving.add_argument("--log-format", choices=("plain", "json"), default="plain")
+    return serving
 
 
-def lease_and_addresses(args: argparse.Namespace, namespace: str = "") -> LeaseConfig:
+def served_addresses(args: argparse.Namespace, metrics: bool) -> tuple[str, str]:
+    """(metrics address, health address), each empty when its switch is off. ``metrics``
+    says whether /metrics is wanted on --listen-address (--enable-metrics, or the
+    scheduler's --enable-pprof, which shares that server as upstream)."""
+    return (
+        args.listen_address if metrics else "",
+        args.healthz_address if args.enable_healthz else "",
+    )
+
+
+def cluster_access(args: argparse.Namespace) -> ClusterAccess:
+    """The credentials (``--kubeconfig`` or in-cluster), with ``--master`` overriding the
+    server; with ``--master`` and no credentials found, the bare address as client-go's
+    ``BuildConfigFromFlags``. Raises ValueError with the reason."""
+    import dataclasses
+
+    from volcano_py.runtime.apiclient import ClusterAccess
+
+    try:
+        access = ClusterAccess.load(args.kubeconfig)
+    except Exception as error:  # kubeconfig problems come in many exception types
+        if not args.master or args.kubeconfig:
+            raise ValueError(f"cannot load cluster credentials: {error}") from None
+        return ClusterAccess(server=args.master.rstrip("/"))
+    if args.master:
+        access = dataclasses.replace(access, server=args.master.rstrip("/"))
+    return access
+
+
+def lease_and_addresses(args: argparse.Namespace) -> LeaseConfig:
     """Check the endpoint addresses and build the Lease settings (validated when leader
-    election is on); ValueError names the bad flag. ``namespace`` overrides the Lease's."""
+    election is on); ValueError names the bad flag. ``--lock-object-namespace`` overrides
+    the Lease's namespace, as Volcano's."""
     from volcano_py.runtime.health import parse_address
     from volcano_py.runtime.leaderelection import LeaseConfig
 
@@ -142,7 +205,7 @@ def lease_and_addresses(args: argparse.Namespace, namespace: str = "") -> LeaseC
         if address:
             parse_address(address)
     lease = LeaseConfig(
-        namespace=namespace or args.leader_elect_resource_namespace,
+        namespace=args.lock_object_namespace or args.leader_elect_resource_namespace,
         name=args.leader_elect_resource_name,
         lease_duration=args.leader_elect_lease_duration,
         renew_deadline=args.leader_elect_renew_deadline,
@@ -151,3 +214,100 @@ def lease_and_addresses(args: argparse.Namespace, namespace: str = "") -> LeaseC
     if args.leader_elect:
         lease.validate()
     return lease
+
+
+# ---------------------------------------------------------------------- compatibility only
+
+
+class _CompatAction(argparse.Action):
+    """Stores the value and notes (flag, why) in ``namespace.compat_given`` for the log."""
+
+    def __init__(self, *args: Any, why: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.why = why
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, self.const if values is None else values)
+        given = list(getattr(namespace, "compat_given", None) or [])
+        given.append((self.option_strings[-1], self.why))
+        namespace.compat_given = given
+
+
+def compat_flag(
+    group: argparse._ActionsContainer,
+    name: str,
+    why: str,
+    kind: Callable[[str], Any] | None = str,
+    metavar: str = "VALUE",
+) -> None:
+    """A flag of the upstream binary that has no effect here; ``kind`` None makes it a Go
+    boolean (``--x``, ``--x=false``)."""
+    group.set_defaults(compat_given=[])
+    if kind is None:
+        group.add_argument(
+            name, nargs="?", const=True, type=go_bool, action=_CompatAction, why=why,
+            metavar="BOOL", help=f"no effect: {why}",
+        )  # fmt: skip
+    else:
+        group.add_argument(
+            name, type=kind, action=_CompatAction, why=why, metavar=metavar,
+            help=f"no effect: {why}",
+        )  # fmt: skip
+
+
+def log_compat_flags(args: argparse.Namespace, process: str) -> None:
+    """One line per compatibility flag given, naming it and why it changes nothing."""
+    log = logging.getLogger(f"volcano_py.{process}")
+    for flag, why in getattr(args, "compat_given", None) or []:
+        log.warning("%s has no effect in volcano-py %s: %s", flag, process, why)
+    leftovers: Sequence[str] = getattr(args, "leftovers", None) or []
+    if leftovers:
+        log.info("ignoring positional arguments %s (as Volcano does)", " ".join(leftovers))
+
+
+def add_compatibility(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The help group of the flags accepted for compatibility, with klog's logging flags (all
+    of them: Volcano's binaries register klog's Go flag set) and pflag's positionals."""
+    group = parser.add_argument_group(
+        "accepted for compatibility (no effect here; each line says why)"
+    )
+    to_stderr = "logs always go to stderr, one line per record (klog's default)"
+    for name in ("--logtostderr", "--alsologtostderr", "--add-dir-header", "--one-output",
+                 "--skip-headers", "--skip-log-headers",
+                 "--legacy-stderr-threshold-behavior"):  # fmt: skip
+        compat_flag(group, name, to_stderr, kind=None)
+    for name in ("--log-dir", "--log-file", "--log-file-max-size", "--stderrthreshold"):
+        compat_flag(group, name, to_stderr)
+    compat_flag(group, "--log-backtrace-at", "Go source positions do not exist here")
+    compat_flag(group, "--vmodule", "per-Go-file verbosity; use -v")
+    compat_flag(
+        group, "--log-flush-frequency", "records are written when logged, never buffered",
+        kind=go_duration, metavar="DURATION",
+    )  # fmt: skip
+    parser.add_argument("leftovers", nargs="*", help=argparse.SUPPRESS)
+    return group
+
+
+def add_tls_files(group: argparse._ActionsContainer, why: str) -> None:
+    """``--ca-cert-file``, ``--tls-cert-file``, ``--tls-private-key-file`` where they do nothing."""
+    for name in ("--ca-cert-file", "--tls-cert-file", "--tls-private-key-file"):
+        compat_flag(group, name, why, metavar="FILE")
+
+
+def add_version(parser: argparse.ArgumentParser) -> None:
+    bool_flag(parser, "--version", False, "print the version and exit")
+
+
+def print_version_if_asked(args: argparse.Namespace) -> bool:
+    if not args.version:
+        return False
+    from volcano_py import __version__
+
+    print(f"volcano-py {__version__}")
+    return True

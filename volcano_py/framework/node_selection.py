@@ -75,7 +75,7 @@ class PredicateHelper:
         *,
         check_resources: bool = True,
         for_preempt: bool = False,
-        options: FeasibilityOptions = FeasibilityOptions(),
+        options: FeasibilityOptions | None = None,
     ) -> tuple[IntArray, FitErrors]:
         """The rows of the feasible nodes among ``rows`` (session rows, in node-list order)
         and, when there is none, why each examined node failed.
@@ -88,7 +88,7 @@ class PredicateHelper:
         total = len(rows)
         if total == 0:
             return np.zeros(0, dtype=np.intp), fit_errors
-        wanted = feasible_nodes_to_find(total, options)
+        wanted = feasible_nodes_to_find(total, options or ssn.state.feasibility)
         start = ssn.state.next_start_index
         shift = start % total
         # The same rotation as np.roll, without its overhead (it runs once per task).

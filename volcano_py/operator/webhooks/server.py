@@ -75,9 +75,15 @@ async def _ok(request: web.Request) -> web.StreamResponse:
     return web.Response(text="ok\n")
 
 
+def served_routes(options: WebhookOptions) -> list[Route]:
+    """The routes ``--enabled-admission`` lets through (all without it)."""
+    enabled = options.enabled_paths
+    return [route for route in ROUTES if enabled is None or route.path in enabled]
+
+
 def build_app(view: ClusterView, options: WebhookOptions) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY)
-    for route in ROUTES:
+    for route in served_routes(options):
         app.router.add_post(route.path, _post(route, view, options))
     app.router.add_get("/healthz", _ok)
     app.router.add_get("/readyz", _ok)
@@ -152,7 +158,7 @@ class WebhookServer:
             scheme = "https" if self.context else "http"
             log.info(
                 "serving %s on %s://%s:%d",
-                ", ".join(route.path for route in ROUTES),
+                ", ".join(route.path for route in served_routes(options.handlers)),
                 scheme,
                 options.address,
                 self.port,
