@@ -23,9 +23,9 @@ from volcano_py.cli.process_flags import (
     add_version,
     cluster_access,
     compat_flag,
+    configure_logging,
     go_duration,
     lease_and_addresses,
-    log_compat_flags,
     print_version_if_asked,
     served_addresses,
 )
@@ -148,12 +148,13 @@ def _check_controllers(switches: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if print_version_if_asked(args):
         return 0
-    from volcano_py.runtime import logsetup
-
-    logsetup.configure(args.verbosity, args.log_format)
+    try:
+        configure_logging(args, "controllers")
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     log = logging.getLogger("volcano_py.controllers")
     log.debug("arguments %s", args)
-    log_compat_flags(args, "controllers")
     from volcano_py.operator.controllers.process import ControllersOptions, LiveControllers
 
     try:

@@ -9,13 +9,15 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from volcano_py.models.duration import DurationError, parse_duration
 
 if TYPE_CHECKING:
     from volcano_py.runtime.apiclient import ClusterAccess
     from volcano_py.runtime.leaderelection import LeaseConfig
+    from volcano_py.runtime.logsetup import LogTargets
 
 _TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
 _FALSE = frozenset({"0", "f", "F", "false", "FALSE", "False"})
@@ -272,18 +274,50 @@ def log_compat_flags(args: argparse.Namespace, process: str) -> None:
 
 
 def add_compatibility(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """The help group of the flags accepted for compatibility, with klog's logging flags (all
-    of them: Volcano's binaries register klog's Go flag set) and pflag's positionals."""
+    """klog's logging flags (all of them: Volcano's binaries register klog's Go flag set),
+    pflag's positionals, and the help group of the flags accepted for compatibility."""
+    logging_flags = parser.add_argument_group("logging (klog's flags)")
+    bool_flag(logging_flags, "--logtostderr", True, "log to stderr only, not to files")
+    bool_flag(logging_flags, "--alsologtostderr", False, "with --logtostderr=false: stderr as well")
+    logging_flags.add_argument(
+        "--log-file",
+        default="",
+        metavar="FILE",
+        help="with --logtostderr=false: log to FILE",
+    )
+    logging_flags.add_argument(
+        "--log-dir",
+        default="",
+        metavar="DIR",
+        help="with --logtostderr=false and no --log-file: log to DIR/volcano-py-<process>.log"
+        " (one file; klog's per-severity file names are not reproduced)",
+    )
+    logging_flags.add_argument(
+        "--stderrthreshold",
+        type=klog_severity,
+        default=logging.NOTSET,
+        metavar="SEVERITY",
+        help="INFO, WARNING, ERROR or FATAL (or 0-3): records below it stay off stderr"
+        " (default INFO, as Volcano sets it)",
+    )
+    bool_flag(
+        logging_flags,
+        "--legacy-stderr-threshold-behavior",
+        False,
+        "apply --stderrthreshold only when also logging to files (klog's old rule)",
+    )
+    bool_flag(logging_flags, "--skip-headers", False, "no time, level or logger before records")
+    bool_flag(logging_flags, "--skip-log-headers", False, "same as --skip-headers here")
+
     group = parser.add_argument_group(
         "accepted for compatibility (no effect here; each line says why)"
     )
-    to_stderr = "logs always go to stderr, one line per record (klog's default)"
-    for name in ("--logtostderr", "--alsologtostderr", "--add-dir-header", "--one-output",
-                 "--skip-headers", "--skip-log-headers",
-                 "--legacy-stderr-threshold-behavior"):  # fmt: skip
-        compat_flag(group, name, to_stderr, kind=None)
-    for name in ("--log-dir", "--log-file", "--log-file-max-size", "--stderrthreshold"):
-        compat_flag(group, name, to_stderr)
+    compat_flag(group, "--add-dir-header", "records name their logger, not a Go file", kind=None)
+    compat_flag(group, "--one-output", "one log file holds every severity here", kind=None)
+    compat_flag(
+        group, "--log-file-max-size", "log files are not rotated here (use logrotate)",
+        kind=int, metavar="MB",
+    )  # fmt: skip
     compat_flag(group, "--log-backtrace-at", "Go source positions do not exist here")
     compat_flag(group, "--vmodule", "per-Go-file verbosity; use -v")
     compat_flag(
@@ -292,6 +326,54 @@ def add_compatibility(parser: argparse.ArgumentParser) -> argparse._ArgumentGrou
     )  # fmt: skip
     parser.add_argument("leftovers", nargs="*", help=argparse.SUPPRESS)
     return group
+
+
+_SEVERITIES: Final = {
+    "INFO": logging.NOTSET,  # klog's INFO includes every -v level
+    "WARNING": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+}
+
+
+def klog_severity(text: str) -> int:
+    name = text.strip().upper()
+    if name.isdigit() and int(name) < len(_SEVERITIES):
+        name = list(_SEVERITIES)[int(name)]
+    if name not in _SEVERITIES:
+        raise argparse.ArgumentTypeError(
+            f"invalid severity {text!r} (INFO, WARNING, ERROR, FATAL or 0-3)"
+        )
+    return _SEVERITIES[name]
+
+
+def log_targets(args: argparse.Namespace, process: str) -> LogTargets:
+    """klog's flags as the log pipeline's targets."""
+    from volcano_py.runtime.logsetup import LogTargets
+
+    file = args.log_file or (
+        str(Path(args.log_dir) / f"volcano-py-{process}.log") if args.log_dir else ""
+    )
+    return LogTargets(
+        to_stderr=bool(args.logtostderr),
+        also_to_stderr=bool(args.alsologtostderr),
+        stderr_level=args.stderrthreshold,
+        legacy_threshold=bool(args.legacy_stderr_threshold_behavior),
+        file=file,
+        headers=not (args.skip_headers or args.skip_log_headers),
+    )
+
+
+def configure_logging(args: argparse.Namespace, process: str) -> None:
+    """The log pipeline from -v, --log-format and klog's flags; then the compatibility
+    flags given are logged. A log file that cannot be opened is a ValueError."""
+    from volcano_py.runtime import logsetup
+
+    try:
+        logsetup.configure(args.verbosity, args.log_format, log_targets(args, process))
+    except OSError as error:
+        raise ValueError(f"--log-file/--log-dir: cannot open the log file: {error}") from None
+    log_compat_flags(args, process)
 
 
 def add_tls_files(group: argparse._ActionsContainer, why: str) -> None:

@@ -29,9 +29,9 @@ from volcano_py.cli.process_flags import (
     bool_flag,
     cluster_access,
     compat_flag,
+    configure_logging,
     go_duration,
     lease_and_addresses,
-    log_compat_flags,
     print_version_if_asked,
     served_addresses,
 )
@@ -222,10 +222,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if print_version_if_asked(args):
         return 0
-    from volcano_py.runtime import logsetup
-
-    logsetup.configure(args.verbosity, args.log_format)
-    log_compat_flags(args, "scheduler")
+    try:
+        configure_logging(args, "scheduler")
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         options = _options(args)
         access = cluster_access(args)

@@ -24,8 +24,8 @@ from volcano_py.cli.process_flags import (
     bool_flag,
     cluster_access,
     compat_flag,
+    configure_logging,
     go_duration,
-    log_compat_flags,
     print_version_if_asked,
 )
 
@@ -155,10 +155,11 @@ def _enabled_paths(text: str) -> frozenset[str] | None:
 def run(args: argparse.Namespace) -> int:
     if print_version_if_asked(args):
         return 0
-    from volcano_py.runtime import logsetup
-
-    logsetup.configure(args.verbosity, args.log_format)
-    log_compat_flags(args, "webhooks")
+    try:
+        configure_logging(args, "webhooks")
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     from volcano_py.operator.webhooks.options import WebhookOptions
     from volcano_py.operator.webhooks.server import (
         WebhookServer,
