@@ -295,3 +295,36 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     for process in ("scheduler", "controllers", "webhooks"):
         assert main([process, "--version"]) == 0
         assert capsys.readouterr().out.startswith("volcano-py ")
+
+
+def test_gates_acted_on_by_the_controllers() -> None:
+    options = controllers_cli._options(
+        parse("controllers", "--feature-gates=VolcanoJobSupport=false,QueueCommandSync=false")
+    )
+    assert options.skipped_kinds == {"Job", "Command"}
+    assert controllers_cli._options(parse("controllers")).skipped_kinds == frozenset()
+    options = controllers_cli._options(parse("controllers", "--enable-metrics"))
+    assert (options.listen_address, options.healthz_address) == (":8081", "")
+
+
+def test_enabled_admission_filters_the_served_paths() -> None:
+    from volcano_py.cli.webhooks import _enabled_paths
+    from volcano_py.operator.webhooks.options import WebhookOptions
+    from volcano_py.operator.webhooks.server import served_routes
+
+    paths = _enabled_paths("/jobs/mutate,/jobs/validate,/pods/mutate")
+    served = served_routes(WebhookOptions(enabled_paths=paths))
+    assert [route.path for route in served] == ["/jobs/mutate", "/jobs/validate"]
+    assert len(served_routes(WebhookOptions())) > 2
+
+
+def test_master_overrides_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from volcano_py.cli.process_flags import cluster_access
+
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent/kubeconfig")
+    monkeypatch.setenv("HOME", "/nonexistent")
+    access = cluster_access(parse("scheduler", "--master=http://127.0.0.1:8080/"))
+    assert access.server == "http://127.0.0.1:8080"
+    with pytest.raises(ValueError, match="cannot load cluster credentials"):
+        cluster_access(parse("scheduler", "--kubeconfig=/nonexistent/k", "--master=http://x"))

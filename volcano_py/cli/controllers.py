@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from volcano_py.cli.feature_gates import FeatureGates, add_feature_gates
 from volcano_py.cli.process_flags import (
@@ -30,7 +31,17 @@ from volcano_py.cli.process_flags import (
     served_addresses,
 )
 
+if TYPE_CHECKING:
+    from volcano_py.operator.controllers.process import ControllersOptions
+
 HELP = "run the Job, PodGroup, Queue and Command controllers against a Kubernetes cluster"
+
+# Gate -> the kind not watched when it is off (upstream's controllers skip the informer).
+GATED_KINDS = {
+    "VolcanoJobSupport": "Job",
+    "QueueCommandSync": "Command",
+    "PriorityClass": "PriorityClass",
+}
 
 # vc-controller-manager's controllers; volcano-py runs the first three (Commands are served
 # by the job and queue controllers there, by one consumer here), always together.
@@ -73,7 +84,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " job-controller, pg-controller and queue-controller always run here and may not be"
         " turned off; the others are not implemented here (naming one is logged)",
     )
-    add_feature_gates(controllers, "None is acted on here.")
+    add_feature_gates(
+        controllers,
+        "Acted on here: VolcanoJobSupport=false stops watching Jobs, QueueCommandSync=false"
+        " stops watching Commands, PriorityClass=false stops watching PriorityClasses.",
+    )
     controllers.add_argument(
         "--events",
         choices=("all", "warnings", "none"),
@@ -155,22 +170,31 @@ def run(args: argparse.Namespace) -> int:
         return 2
     log = logging.getLogger("volcano_py.controllers")
     log.debug("arguments %s", args)
-    from volcano_py.operator.controllers.process import ControllersOptions, LiveControllers
+    from volcano_py.operator.controllers.process import LiveControllers
 
     try:
-        if args.worker_threads < 1:
-            raise ValueError("--worker-threads must be at least 1")
         missing = _check_controllers(args.controllers)
-        lease = lease_and_addresses(args)
-        metrics_address, healthz_address = served_addresses(args, metrics=args.enable_metrics)
+        options = _options(args)
         access = cluster_access(args)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     for name in missing:
         log.warning("--controllers: %s is not implemented in volcano-py; not run", name)
-    FeatureGates(args.feature_gates).warn_without_effect((), "controllers")
-    options = ControllersOptions(
+    FeatureGates(args.feature_gates).warn_without_effect(GATED_KINDS, "controllers")
+    return asyncio.run(LiveControllers(options, access=access).run())
+
+
+def _options(args: argparse.Namespace) -> ControllersOptions:
+    """The controllers' options from their flags; ValueError names the bad flag."""
+    from volcano_py.operator.controllers.process import ControllersOptions
+
+    if args.worker_threads < 1:
+        raise ValueError("--worker-threads must be at least 1")
+    lease = lease_and_addresses(args)
+    metrics_address, healthz_address = served_addresses(args, metrics=args.enable_metrics)
+    gates = FeatureGates(args.feature_gates)
+    return ControllersOptions(
         kubeconfig=args.kubeconfig,
         scheduler_names=tuple(args.scheduler_name or ["volcano"]),
         leader_elect=bool(args.leader_elect),
@@ -181,5 +205,7 @@ def run(args: argparse.Namespace) -> int:
         healthz_address=healthz_address,
         job_workers=args.worker_threads,
         events=args.events,
+        skipped_kinds=frozenset(
+            kind for gate, kind in GATED_KINDS.items() if not gates.enabled(gate)
+        ),
     )
-    return asyncio.run(LiveControllers(options, access=access).run())

@@ -52,6 +52,9 @@ class ControllersOptions:
     healthz_address: str = ":11252"
     job_workers: int = 5
     events: str = "all"
+    # Kinds not watched (feature gates off: VolcanoJobSupport -> Job, QueueCommandSync ->
+    # Command, PriorityClass -> PriorityClass), so their controllers never hear of them.
+    skipped_kinds: frozenset[str] = frozenset()
 
 
 class LiveControllers:
@@ -190,7 +193,8 @@ class LiveControllers:
                 may_write=lambda: self.is_leader,
             )
             self.build(api, recorder)
-            self.informers = Informers(api, self.on_event, kinds=WATCHED_KINDS)
+            kinds = [kind for kind in WATCHED_KINDS if kind.kind not in options.skipped_kinds]
+            self.informers = Informers(api, self.on_event, kinds=kinds)
             tasks += self.informers.start()
             tasks += recorder.start()
             for work_queue in self.work_queues():
