@@ -126,7 +126,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     compat_flag(
         compat, "--graceful-shutdown-time",
-        "SIGTERM stops the server at once, after in-flight reviews", kind=go_duration,
+        "on SIGTERM the server stops as aiohttp does (in-flight reviews are let finish)",
+        kind=go_duration,
         metavar="DURATION",
     )  # fmt: skip
     compat_flag(
