@@ -2,8 +2,8 @@
 component-base's ``featuregate.Set`` parses them (``A=true,B=false``; an unknown gate or a
 value that is not a Go boolean is an error naming it).
 
-Each process acts on the gates it has the feature for and warns once, naming the gate, about
-each gate given on its command line that changes nothing in it.
+Each process acts on the gates it has the feature for; it runs as if every other gate were
+off, and warns once, naming the gate, about each of those turned on on its command line.
 """
 
 from __future__ import annotations
@@ -49,16 +49,17 @@ class FeatureGates:
         return self.explicit.get(_ALL_ALPHA, DEFAULTS[gate])
 
     def warn_without_effect(self, acted_on: Iterable[str], process: str) -> list[str]:
-        """Log once, by name, each gate given on the command line that this process has no
-        code for; returns the names warned about."""
+        """Log once, by name, each gate turned on on the command line that this process has
+        no code for (it runs as if the gate were off, so turning one off needs no word);
+        returns the names warned about."""
         acted = set(acted_on)
-        idle = [gate for gate in self.explicit if gate not in acted]
+        idle = [gate for gate, on in self.explicit.items() if on and gate not in acted]
         log = logging.getLogger("volcano_py.feature_gates")
         for gate in idle:
             log.warning(
-                "--feature-gates: %s=%s has no effect in volcano-py %s",
+                "--feature-gates: %s=true has no effect in volcano-py %s (the feature is not"
+                " implemented here; it runs as if the gate were off)",
                 gate,
-                str(self.explicit[gate]).lower(),
                 process,
             )
         return idle
@@ -118,5 +119,5 @@ def add_feature_gates(parser: argparse._ActionsContainer, acted_on: str) -> None
         default={},
         metavar="A=true,B=false",
         help=f"Volcano's feature gates (defaults: {gates}; also AllAlpha, AllBeta). {acted_on}"
-        " Any other gate given is accepted and logged as having no effect here.",
+        " Any other gate turned on is accepted and logged as having no effect here.",
     )
