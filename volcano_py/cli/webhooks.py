@@ -61,6 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--port", type=int, default=8443, help="HTTPS port of the webhooks (default 8443)"
     )
     serving.add_argument(
+        "--graceful-shutdown-time",
+        type=go_duration,
+        default=30.0,
+        metavar="DURATION",
+        help="on SIGTERM, how long in-flight reviews may take to finish (default 30s)",
+    )
+    serving.add_argument(
         "--enabled-admission",
         default="",
         metavar="PATHS",
@@ -87,6 +94,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=5,
         metavar="N",
         help="deepest level of a hierarchical queue below root (default 5)",
+    )
+    bool_flag(
+        admission,
+        "--enable-root-queue-protection",
+        True,
+        "refuse changing the root queue's capability, deserved or guarantee",
     )
     add_feature_gates(admission, "None is acted on here.")
 
@@ -123,18 +136,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         compat, "--admission-conf",
         "the pods mutate webhook (its resourceGroups configuration) is not implemented here",
         metavar="FILE",
-    )  # fmt: skip
-    compat_flag(
-        compat, "--graceful-shutdown-time",
-        "on SIGTERM the server stops as aiohttp does (in-flight reviews are let finish)",
-        kind=go_duration,
-        metavar="DURATION",
-    )  # fmt: skip
-    compat_flag(
-        compat, "--enable-root-queue-protection",
-        "not implemented: edits of the root queue's capability/deserved/guarantee are not"
-        " refused here",
-        kind=None,
     )  # fmt: skip
 
 
@@ -200,10 +201,12 @@ def run(args: argparse.Namespace) -> int:
         kube_api_burst=args.kube_api_burst,
         listen_address=args.metrics_address,
         healthz_address=healthz_address,
+        shutdown_grace=args.graceful_shutdown_time,
         handlers=WebhookOptions(
             scheduler_name=(args.scheduler_name or ["volcano"])[0],
             queue_allocated_pods_check=bool(args.enable_queue_allocated_pods_check),
             max_queue_depth=args.max_queue_depth,
+            root_queue_protection=bool(args.enable_root_queue_protection),
             enabled_paths=_enabled_paths(args.enabled_admission),
         ),
     )

@@ -142,7 +142,7 @@ class WebhookServer:
             user_agent="volcano-py-webhooks",
         ) as api:
             app = build_app(LiveClusterView(api), options.handlers)
-            runner = web.AppRunner(app, access_log=None)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=options.shutdown_grace)
             await runner.setup()
             site = web.TCPSite(runner, options.address, options.port, ssl_context=self.context)
             await site.start()
