@@ -116,6 +116,8 @@ class WebhooksOptions:
     kube_api_burst: int = 100
     listen_address: str = ""
     healthz_address: str = ""
+    # --graceful-shutdown-time: how long in-flight reviews may take to finish on SIGTERM.
+    shutdown_grace: float = 30.0
     handlers: WebhookOptions = field(default_factory=WebhookOptions)
 
 
