@@ -26,6 +26,7 @@ from volcano_py.cli.process_flags import (
     compat_flag,
     configure_logging,
     go_duration,
+    health_tls,
     lease_and_addresses,
     print_version_if_asked,
     served_addresses,
@@ -97,10 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     add_leader_election(parser, lease_name="volcano-py-controllers")
-    add_serving(parser, metrics=":8081", healthz=":11252")
+    add_tls_files(add_serving(parser, metrics=":8081", healthz=":11252"))
 
     compat = add_compatibility(parser)
-    add_tls_files(compat, "/healthz is served over plain HTTP here")
     for name, why in (
         ("--worker-threads-for-podgroup", "only the Job controller's workers are set here"),
         ("--worker-threads-for-queue", "only the Job controller's workers are set here"),
@@ -205,6 +205,7 @@ def _options(args: argparse.Namespace) -> ControllersOptions:
         healthz_address=healthz_address,
         job_workers=args.worker_threads,
         events=args.events,
+        health_ssl=health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file),
         skipped_kinds=frozenset(
             kind for gate, kind in GATED_KINDS.items() if not gates.enabled(gate)
         ),

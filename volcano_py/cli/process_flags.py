@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import ssl
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -376,10 +377,40 @@ def configure_logging(args: argparse.Namespace, process: str) -> None:
     log_compat_flags(args, process)
 
 
-def add_tls_files(group: argparse._ActionsContainer, why: str) -> None:
-    """``--ca-cert-file``, ``--tls-cert-file``, ``--tls-private-key-file`` where they do nothing."""
-    for name in ("--ca-cert-file", "--tls-cert-file", "--tls-private-key-file"):
-        compat_flag(group, name, why, metavar="FILE")
+def add_tls_files(group: argparse._ActionsContainer) -> None:
+    """``--ca-cert-file``, ``--tls-cert-file``, ``--tls-private-key-file``: /healthz over TLS
+    when all three are given (upstream's ``StartHealthz``)."""
+    for name, what in (
+        ("--ca-cert-file", "CA of the clients of /healthz"),
+        ("--tls-cert-file", "serving certificate of /healthz"),
+        ("--tls-private-key-file", "key of --tls-cert-file"),
+    ):
+        group.add_argument(
+            name,
+            default="",
+            metavar="FILE",
+            help=f"{what}; with all three given, /healthz is served over TLS",
+        )
+
+
+def health_tls(ca_file: str, cert_file: str, key_file: str) -> ssl.SSLContext | None:
+    """The TLS settings of /healthz when the three files are given (else None, plain HTTP):
+    TLS 1.2 or later, a client certificate checked against the CA when one is offered.
+    ValueError names the files that cannot be loaded."""
+    if not (ca_file and cert_file and key_file):
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.verify_mode = ssl.CERT_OPTIONAL
+    try:
+        context.load_cert_chain(cert_file, key_file)
+        context.load_verify_locations(cafile=ca_file)
+    except (OSError, ssl.SSLError) as error:
+        raise ValueError(
+            f"cannot load --ca-cert-file {ca_file!r}, --tls-cert-file {cert_file!r} or"
+            f" --tls-private-key-file {key_file!r}: {error}"
+        ) from None
+    return context
 
 
 def add_version(parser: argparse.ArgumentParser) -> None:

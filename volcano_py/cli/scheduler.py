@@ -31,6 +31,7 @@ from volcano_py.cli.process_flags import (
     compat_flag,
     configure_logging,
     go_duration,
+    health_tls,
     lease_and_addresses,
     print_version_if_asked,
     served_addresses,
@@ -188,10 +189,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     add_leader_election(parser, lease_name="vc-scheduler")
-    add_serving(parser, metrics=":8080", healthz=":11251")
+    add_tls_files(add_serving(parser, metrics=":8080", healthz=":11251"))
 
     compat = add_compatibility(parser)
-    add_tls_files(compat, "/healthz is served over plain HTTP here")
     compat_flag(
         compat, "--resync-period", "watches never resync; every change arrives as an event",
         kind=go_duration, metavar="DURATION",
@@ -325,4 +325,5 @@ def _options(args: argparse.Namespace) -> SchedulerOptions:
         metrics=bool(args.enable_metrics),
         pprof=bool(args.enable_pprof),
         pod_disruption_budgets=gates.enabled("PodDisruptionBudgetsSupport"),
+        health_ssl=health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file),
     )

@@ -26,6 +26,7 @@ from volcano_py.cli.process_flags import (
     compat_flag,
     configure_logging,
     go_duration,
+    health_tls,
     print_version_if_asked,
 )
 
@@ -59,6 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     serving.add_argument(
         "--port", type=int, default=8443, help="HTTPS port of the webhooks (default 8443)"
+    )
+    serving.add_argument(
+        "--ca-cert-file",
+        default="",
+        metavar="FILE",
+        help="CA of the serving certificate: written into the caBundle of the webhook"
+        " configurations volcano-admission-service-<path> (waiting up to 5 min for each)"
+        " before serving; with --enable-healthz, /healthz is then served over TLS",
     )
     serving.add_argument(
         "--graceful-shutdown-time",
@@ -124,19 +133,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     endpoints.add_argument("--log-format", choices=("plain", "json"), default="plain")
 
     compat = add_compatibility(parser)
-    registration = (
-        "the webhook configurations (with their caBundle) come from the manifests; this"
-        " process does not register them"
+    by_name = (
+        "the webhook configurations are found by name (volcano-admission-service-<path>),"
+        " as upstream's caBundle update does; namespace, service and URL are not used"
     )
-    compat_flag(compat, "--ca-cert-file", registration, metavar="FILE")
-    compat_flag(compat, "--webhook-namespace", registration, metavar="NS")
-    compat_flag(compat, "--webhook-service-name", registration, metavar="NAME")
-    compat_flag(compat, "--webhook-url", registration, metavar="URL")
+    compat_flag(compat, "--webhook-namespace", by_name, metavar="NS")
+    compat_flag(compat, "--webhook-service-name", by_name, metavar="NAME")
+    compat_flag(compat, "--webhook-url", by_name, metavar="URL")
     compat_flag(
         compat, "--admission-conf",
         "the pods mutate webhook (its resourceGroups configuration) is not implemented here",
         metavar="FILE",
     )  # fmt: skip
+
+
+def _read_ca(path: str) -> bytes:
+    if not path:
+        return b""
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as error:
+        raise ValueError(f"cannot read --ca-cert-file {path!r}: {error.strerror}") from None
 
 
 def _enabled_paths(text: str) -> frozenset[str] | None:
@@ -186,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
             if address:
                 parse_address(address)
         context = server_ssl_context(args.tls_cert_file, args.tls_private_key_file)
+        ca_bundle = _read_ca(args.ca_cert_file)
+        health_ssl = health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file)
         access = cluster_access(args)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -202,6 +222,8 @@ def run(args: argparse.Namespace) -> int:
         listen_address=args.metrics_address,
         healthz_address=healthz_address,
         shutdown_grace=args.graceful_shutdown_time,
+        ca_bundle=ca_bundle,
+        health_ssl=health_ssl,
         handlers=WebhookOptions(
             scheduler_name=(args.scheduler_name or ["volcano"])[0],
             queue_allocated_pods_check=bool(args.enable_queue_allocated_pods_check),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import sys
 import threading
 import time
@@ -75,6 +76,8 @@ class SchedulerOptions:
     pprof: bool = False
     # The PodDisruptionBudgetsSupport feature gate: watch PDBs for the pdb plugin.
     pod_disruption_budgets: bool = True
+    # --ca-cert-file, --tls-cert-file, --tls-private-key-file: /healthz over TLS.
+    health_ssl: ssl.SSLContext | None = None
     shutdown_grace: float = 5.0
     switch_interval: float = 0.001
 
@@ -220,6 +223,7 @@ class LiveScheduler:
                 Probes(alive=self.not_alive, ready=self.not_ready),
                 metrics=options.metrics,
                 extra_routes=pprof.ROUTES if options.pprof else None,
+                health_ssl=options.health_ssl,
             )
             await self.endpoints.start()
             log.info(

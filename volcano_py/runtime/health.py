@@ -11,6 +11,7 @@ scheduling cycle runs in its own thread.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
@@ -67,6 +68,7 @@ class HttpEndpoints:
         *,
         metrics: bool = True,
         extra_routes: Mapping[str, Handler] | None = None,
+        health_ssl: ssl.SSLContext | None = None,
     ) -> None:
         self.listen_address = listen_address
         self.healthz_address = healthz_address
@@ -75,6 +77,8 @@ class HttpEndpoints:
         # (the scheduler's /debug/pprof/ with --enable-pprof, as upstream's shared server).
         self.metrics = metrics
         self.extra_routes = dict(extra_routes or {})
+        # /healthz over TLS (upstream's StartHealthz with the CA, cert and key given).
+        self.health_ssl = health_ssl
         self.ports: dict[str, int] = {}
         self._runners: list[web.AppRunner] = []
 
@@ -102,7 +106,8 @@ class HttpEndpoints:
                 app.router.add_get(path, handler)
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()
-            site = web.TCPSite(runner, host, port)
+            tls = self.health_ssl if "/healthz" in handlers else None
+            site = web.TCPSite(runner, host, port, ssl_context=tls)
             await site.start()
             self._runners.append(runner)
             server = site._server

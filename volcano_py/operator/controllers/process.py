@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,8 @@ class ControllersOptions:
     # Kinds not watched (feature gates off: VolcanoJobSupport -> Job, QueueCommandSync ->
     # Command, PriorityClass -> PriorityClass), so their controllers never hear of them.
     skipped_kinds: frozenset[str] = frozenset()
+    # --ca-cert-file, --tls-cert-file, --tls-private-key-file: /healthz over TLS.
+    health_ssl: ssl.SSLContext | None = None
 
 
 class LiveControllers:
@@ -178,6 +181,7 @@ class LiveControllers:
             options.listen_address,
             options.healthz_address,
             Probes(alive=lambda: "", ready=self.not_ready),
+            health_ssl=options.health_ssl,
         )
         try:
             try:

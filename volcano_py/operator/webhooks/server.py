@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from volcano_py.operator.webhooks.cabundle import inject_ca_bundle
 from volcano_py.operator.webhooks.lookups import ClusterReadError, ClusterView, LiveClusterView
 from volcano_py.operator.webhooks.options import WebhookOptions
 from volcano_py.operator.webhooks.review import (
@@ -27,7 +28,7 @@ from volcano_py.operator.webhooks.review import (
     response,
 )
 from volcano_py.operator.webhooks.routes import ROUTES, Route
-from volcano_py.runtime.apiclient import ClusterAccess, KubeApi
+from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 from volcano_py.runtime.health import Handler, HttpEndpoints, Probes
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,10 @@ class WebhooksOptions:
     healthz_address: str = ""
     # --graceful-shutdown-time: how long in-flight reviews may take to finish on SIGTERM.
     shutdown_grace: float = 30.0
+    # --ca-cert-file's PEM: put into the webhook configurations before serving (if given).
+    ca_bundle: bytes = b""
+    # With --ca-cert-file, --tls-cert-file and --tls-private-key-file: /healthz over TLS.
+    health_ssl: ssl.SSLContext | None = None
     handlers: WebhookOptions = field(default_factory=WebhookOptions)
 
 
@@ -143,6 +148,13 @@ class WebhookServer:
             burst=options.kube_api_burst,
             user_agent="volcano-py-webhooks",
         ) as api:
+            if options.ca_bundle:
+                paths = [route.path for route in served_routes(options.handlers)]
+                try:
+                    await inject_ca_bundle(api, paths, options.ca_bundle)
+                except ApiError as error:
+                    log.error("cannot set the CA of the webhook configurations: %s", error)
+                    return 1
             app = build_app(LiveClusterView(api), options.handlers)
             runner = web.AppRunner(app, access_log=None, shutdown_timeout=options.shutdown_grace)
             await runner.setup()
@@ -155,6 +167,7 @@ class WebhookServer:
                 options.listen_address,
                 options.healthz_address,
                 Probes(alive=lambda: "", ready=lambda: ""),
+                health_ssl=options.health_ssl,
             )
             await endpoints.start()
             scheme = "https" if self.context else "http"
