@@ -304,6 +304,13 @@ def test_gates_acted_on_by_the_controllers() -> None:
     assert controllers_cli._options(parse("controllers")).skipped_kinds == frozenset()
     options = controllers_cli._options(parse("controllers", "--enable-metrics"))
     assert (options.listen_address, options.healthz_address) == (":8081", "")
+    assert (options.pod_group_workers, options.queue_workers) == (5, 5)
+    options = controllers_cli._options(
+        parse("controllers", "--worker-threads-for-podgroup=2", "--worker-threads-for-queue=3")
+    )
+    assert (options.pod_group_workers, options.queue_workers) == (2, 3)
+    with pytest.raises(ValueError, match="--worker-threads-for-queue must be at least 1"):
+        controllers_cli._options(parse("controllers", "--worker-threads-for-queue=0"))
 
 
 def test_enabled_admission_filters_the_served_paths() -> None:

@@ -77,6 +77,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="jobs synced at once (default 5)",
     )
+    for flag, what in (
+        ("--worker-threads-for-podgroup", "PodGroups of plain pods"),
+        ("--worker-threads-for-queue", "Queues"),
+    ):
+        controllers.add_argument(
+            flag, type=int, default=5, metavar="N", help=f"{what} synced at once (default 5)"
+        )
     controllers.add_argument(
         "--controllers",
         default="*,-sharding-controller",
@@ -102,8 +109,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     compat = add_compatibility(parser)
     for name, why in (
-        ("--worker-threads-for-podgroup", "only the Job controller's workers are set here"),
-        ("--worker-threads-for-queue", "only the Job controller's workers are set here"),
         ("--worker-threads-for-gc", "there is no gc-controller here"),
         ("--worker-threads-for-cronjob", "there is no cronjob-controller here"),
         ("--max-requeue-num", "a failed sync is retried with backoff (up to 30 s) until it"
@@ -189,8 +194,9 @@ def _options(args: argparse.Namespace) -> ControllersOptions:
     """The controllers' options from their flags; ValueError names the bad flag."""
     from volcano_py.operator.controllers.process import ControllersOptions
 
-    if args.worker_threads < 1:
-        raise ValueError("--worker-threads must be at least 1")
+    for flag in ("worker_threads", "worker_threads_for_podgroup", "worker_threads_for_queue"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} must be at least 1")
     lease = lease_and_addresses(args)
     metrics_address, healthz_address = served_addresses(args, metrics=args.enable_metrics)
     gates = FeatureGates(args.feature_gates)
@@ -204,6 +210,8 @@ def _options(args: argparse.Namespace) -> ControllersOptions:
         listen_address=metrics_address,
         healthz_address=healthz_address,
         job_workers=args.worker_threads,
+        pod_group_workers=args.worker_threads_for_podgroup,
+        queue_workers=args.worker_threads_for_queue,
         events=args.events,
         health_ssl=health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file),
         skipped_kinds=frozenset(

@@ -52,6 +52,8 @@ class ControllersOptions:
     listen_address: str = ":8081"
     healthz_address: str = ":11252"
     job_workers: int = 5
+    pod_group_workers: int = 2
+    queue_workers: int = 2
     events: str = "all"
     # Kinds not watched (feature gates off: VolcanoJobSupport -> Job, QueueCommandSync ->
     # Command, PriorityClass -> PriorityClass), so their controllers never hear of them.
@@ -134,9 +136,15 @@ class LiveControllers:
             may_work=self.may_work,
         )
         self.pod_groups = PodGroupController(
-            api, self.store, options.scheduler_names, may_work=self.may_work
+            api,
+            self.store,
+            options.scheduler_names,
+            workers=options.pod_group_workers,
+            may_work=self.may_work,
         )
-        self.queues = QueueController(api, self.store, recorder, may_work=self.may_work)
+        self.queues = QueueController(
+            api, self.store, recorder, workers=options.queue_workers, may_work=self.may_work
+        )
         self.commands = CommandConsumer(
             api, self.store, self.jobs, self.queues, may_work=self.may_work
         )
