@@ -37,6 +37,11 @@ def test_a_value_may_start_with_a_dash() -> None:
     )
 
 
+def test_positionals_may_sit_among_the_flags() -> None:
+    args = parse_args(["scheduler", "--cache-dumper", "false", "--leader-elect", "2>&1"])
+    assert args.leftovers == ["false", "2>&1"] and args.leader_elect is True
+
+
 def test_double_dash_ends_flags() -> None:
     assert parse_args(["scheduler", "--", "--leader-elect"]).leftovers == ["--leader-elect"]
 
@@ -48,6 +53,7 @@ def test_double_dash_ends_flags() -> None:
         (["--leader"], "unrecognized arguments: --leader"),  # no prefix matching in Go
         (["--minimum-feasible-nodes=ten"], "--minimum-feasible-nodes: invalid int value"),
         (["--schedule-period"], "--schedule-period: expected one argument"),
+        (["---leader-elect"], "unrecognized arguments: ---leader-elect"),
     ],
 )
 def test_errors_name_the_flag_and_exit_2(

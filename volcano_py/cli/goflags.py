@@ -12,8 +12,8 @@ argparse accepts exactly what those binaries accept, and a little more of Go's `
   ``WordSepNormalizeFunc``;
 * a boolean flag takes a value only after ``=``: ``--logtostderr false`` is
   ``--logtostderr=true`` and a positional ``false``, as in Go;
-* ``--`` ends the flags; positionals (Volcano's chart passes a literal ``2>&1``) are kept for
-  the process to ignore, as pflag keeps them in ``Args()``.
+* ``--`` ends the flags; positionals, anywhere among the flags (Volcano's chart passes a
+  literal ``2>&1``), are kept for the process to ignore, as pflag keeps them in ``Args()``.
 
 Parsers of these processes are built with ``allow_abbrev=False``: Go has no prefix matching.
 Unknown flags are left alone so argparse reports them by name and exits with status 2.
@@ -42,15 +42,21 @@ def to_argparse(arguments: Sequence[str], parser: argparse.ArgumentParser) -> li
     """``arguments`` in Go's flag syntax, rewritten into argparse's for ``parser``."""
     options = _long_options(parser)
     out: list[str] = []
+    # pflag takes positionals anywhere among the flags; argparse wants them together, so
+    # they go last, after a "--" (which also keeps one starting with a dash a positional).
+    positionals: list[str] = []
     index = 0
     while index < len(arguments):
         argument = arguments[index]
         index += 1
         if argument == "--":
-            out.extend(arguments[index - 1 :])
+            positionals.extend(arguments[index:])
             break
-        if len(argument) < 2 or not argument.startswith("-") or argument.startswith("---"):
-            out.append(argument)
+        if len(argument) < 2 or not argument.startswith("-"):
+            positionals.append(argument)
+            continue
+        if argument.startswith("---"):
+            out.append(argument)  # bad flag syntax in Go too: argparse names it
             continue
         dashes = 2 if argument.startswith("--") else 1
         name, has_value, value = argument[dashes:].partition("=")
@@ -70,4 +76,4 @@ def to_argparse(arguments: Sequence[str], parser: argparse.ArgumentParser) -> li
             # The value, verbatim even if it starts with a dash (Go takes it as it is).
             out.append(f"{option}={arguments[index]}")
             index += 1
-    return out
+    return [*out, "--", *positionals] if positionals else out
