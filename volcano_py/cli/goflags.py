@@ -62,9 +62,18 @@ def to_argparse(arguments: Sequence[str], parser: argparse.ArgumentParser) -> li
         name, has_value, value = argument[dashes:].partition("=")
         option = "--" + name.replace("_", "-")
         action = options.get(option)
-        if action is None or (dashes == 1 and len(name) == 1):
-            # Unknown (argparse names it in its error) or a one-letter shorthand like -v3.
-            out.append(argument)
+        if dashes == 1 and len(name) == 1:
+            # A one-letter shorthand (-v3, -v=3 as argparse takes them; -v 3 joined here).
+            short = parser._option_string_actions.get(f"-{name}")
+            takes_value = short is not None and short.nargs is None
+            if takes_value and argument == f"-{name}" and index < len(arguments):
+                out.append(f"{argument}={arguments[index]}")
+                index += 1
+            else:
+                out.append(argument)
+            continue
+        if action is None:
+            out.append(argument)  # unknown: argparse names it in its error
             continue
         if has_value:
             out.append(f"{option}={value}")
