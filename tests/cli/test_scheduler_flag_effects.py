@@ -158,3 +158,30 @@ def test_pprof_served_on_the_listen_address() -> None:
     assert profile.strip() and profile.strip().splitlines()[0].rsplit(" ", 1)[1].isdigit()
     assert "/debug/pprof/profile" in index
     assert metrics_status == 404  # --enable-metrics off: pprof alone, as upstream
+
+
+@pytest.mark.parametrize(
+    ("conf", "message"),
+    [
+        (None, "no --scheduler-conf given"),
+        ("actions: [", "did not load"),
+    ],
+)
+def test_disable_default_scheduler_config_refuses_to_start(
+    conf: str | None,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from volcano_py.cli.main import main
+
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent/kubeconfig")
+    argv = ["scheduler", "--master=http://127.0.0.1:1", "--disable-default-scheduler-config"]
+    if conf is not None:
+        path = tmp_path / "volcano-scheduler.conf"
+        path.write_text(conf)
+        argv.append(f"--scheduler-conf={path}")
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
