@@ -49,6 +49,7 @@ class SchedulerProcess:
             self.conf_path.write_text(conf)
         self.argv = [
             sys.executable, "-m", "volcano_py", "scheduler", f"--kubeconfig={kubeconfig}",
+            "--enable-metrics=true", "--enable-healthz=true",
             f"--listen-address=127.0.0.1:{self.metrics_port}",
             f"--healthz-address=127.0.0.1:{self.health_port}",
             *([f"--scheduler-conf={self.conf_path}"] if self.conf_path else []),

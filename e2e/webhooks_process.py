@@ -61,6 +61,15 @@ class WebhooksProcess(SchedulerProcess):
         self.ca_file, cert, key = make_serving_certificate(workdir / f"{label}-pki")
         self.port = free_port()
         self.argv[self.argv.index("scheduler")] = "webhooks"
+        # The webhooks' --listen-address is where the webhooks listen (as upstream's);
+        # /metrics has its own flag there, and vc-webhook-manager has no --enable-metrics.
+        self.argv = [
+            f"--metrics-address={arg.split('=', 1)[1]}"
+            if arg.startswith("--listen-address=")
+            else arg
+            for arg in self.argv
+            if arg != "--enable-metrics=true"
+        ]
         self.argv[self.argv.index("webhooks") + 1 : self.argv.index("webhooks") + 1] = [
             f"--tls-cert-file={cert}",
             f"--tls-private-key-file={key}",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from test_deploy import documents, granted, wanted
 
-from volcano_py.cli.main import build_parser
+from volcano_py.cli.main import parse_args
 from volcano_py.operator.controllers.process import LEASE_NAME
 from volcano_py.operator.controllers.rbac import CLUSTER_RULES, LEADER_ELECTION_RULES
 
@@ -37,7 +37,7 @@ def test_deployment_arguments_are_valid_flags() -> None:
     container = spec["containers"][0]
     assert spec["serviceAccountName"] == "volcano-py-controllers"
     assert container["command"] == ["volcano-py", "controllers"]
-    args = build_parser().parse_args(["controllers", *container["args"]])
+    args = parse_args(["controllers", *container["args"]])
     assert args.leader_elect is True
     assert args.leader_elect_resource_name == LEASE_NAME
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}

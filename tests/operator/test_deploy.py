@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from volcano_py.cli.main import build_parser
+from volcano_py.cli.main import parse_args
 from volcano_py.framework.conf import parse_conf
 from volcano_py.operator.rbac import CLUSTER_RULES, LEADER_ELECTION_RULES
 from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
@@ -82,7 +82,7 @@ def test_deployment_arguments_are_valid_flags() -> None:
     container = spec["containers"][0]
     assert spec["serviceAccountName"] == "volcano-scheduler"
     assert container["command"] == ["volcano-py", "scheduler"]
-    args = build_parser().parse_args(["scheduler", *container["args"]])
+    args = parse_args(["scheduler", *container["args"]])
     assert args.leader_elect is True
     assert args.scheduler_conf == "/volcano.scheduler/volcano-scheduler.conf"
     assert container["volumeMounts"][0]["mountPath"] == "/volcano.scheduler"

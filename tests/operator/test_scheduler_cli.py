@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from volcano_py.cli.main import build_parser, main
+from volcano_py.cli.main import main, parse_args
 from volcano_py.cli.scheduler import _options
 
 
 def parse(*argv: str):  # type: ignore[no-untyped-def]
-    return build_parser().parse_args(["scheduler", *argv])
+    return parse_args(["scheduler", *argv])
 
 
 def test_defaults_are_volcanos() -> None:
@@ -23,7 +23,10 @@ def test_defaults_are_volcanos() -> None:
     assert (options.lease.lease_duration, options.lease.renew_deadline,
             options.lease.retry_period) == (15.0, 10.0, 2.0)  # fmt: skip
     assert (options.kube_api_qps, options.kube_api_burst) == (2000.0, 2000)
-    assert (options.listen_address, options.healthz_address) == (":8080", ":11251")
+    # Off unless --enable-metrics / --enable-healthz, as vc-scheduler.
+    assert (options.listen_address, options.healthz_address) == ("", "")
+    switched = _options(parse("--enable-metrics", "--enable-healthz=true"))
+    assert (switched.listen_address, switched.healthz_address) == (":8080", ":11251")
 
 
 def test_volcano_chart_arguments_are_accepted() -> None:
@@ -73,7 +76,7 @@ def test_flag_errors_name_the_value(
     [
         (["--leader-elect", "--leader-elect-renew-deadline=20s"], "lease-duration must be greater"),
         (["--default-queue=a/b"], "must be a cluster Queue name"),
-        (["--listen-address=8080"], "expected host:port"),
+        (["--enable-metrics", "--listen-address=8080"], "expected host:port"),
         (["--schedule-period=0s"], "must be positive"),
     ],
 )

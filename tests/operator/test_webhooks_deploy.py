@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from test_deploy import documents, granted
 
-from volcano_py.cli.main import build_parser
+from volcano_py.cli.main import parse_args
 from volcano_py.operator.webhooks.lookups import QUEUES_PATH
 from volcano_py.operator.webhooks.routes import ROUTES
 
@@ -48,7 +48,7 @@ def test_deployment_service_and_rbac() -> None:
     container = spec["containers"][0]
     assert spec["serviceAccountName"] == "volcano-py-webhooks"
     assert container["command"] == ["volcano-py", "webhooks"]
-    args = build_parser().parse_args(["webhooks", *container["args"]])
+    args = parse_args(["webhooks", *container["args"]])
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}
     assert ports["https"] == args.port
     mount = container["volumeMounts"][0]["mountPath"]

@@ -30,6 +30,7 @@ from volcano_py.api.types import (
     TaskStatus,
 )
 from volcano_py.cache.interfaces import Binder, EventRecorder, Evictor, StatusUpdater
+from volcano_py.cache.node_selector import NodeSelector, node_selected
 from volcano_py.cache.snapshot import ClusterSnapshot
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,8 @@ class NullIO:
 class SchedulerCache:
     scheduler_names: frozenset[str] = frozenset({DEFAULT_SCHEDULER_NAME})
     default_queue: str = DEFAULT_QUEUE
+    # --node-selector: only nodes with one of these labels are kept (empty: every node).
+    node_selector: NodeSelector = frozenset()
     binder: Binder = field(default_factory=NullIO)
     evictor: Evictor = field(default_factory=NullIO)
     status_updater: StatusUpdater = field(default_factory=NullIO)
@@ -186,7 +189,11 @@ class SchedulerCache:
         return node
 
     def _on_node(self, event_type: str, obj: Mapping[str, Any]) -> None:
-        name = str((obj.get("metadata") or {}).get("name", ""))
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        if not node_selected(self.node_selector, meta.get("labels")):
+            # Not ours (any more): Volcano skips such a node; one relabelled out leaves.
+            event_type = DELETED
         if event_type == DELETED:
             node = self.nodes.get(name)
             if node is None:

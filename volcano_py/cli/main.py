@@ -11,12 +11,15 @@ import sys
 from collections.abc import Callable, Sequence
 
 from volcano_py import __version__
+from volcano_py.cli import goflags
 
 # name -> (help, add_arguments, run). Filled by the subcommand modules imported below.
 Subcommand = tuple[
     str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]
 ]
 SUBCOMMANDS: dict[str, Subcommand] = {}
+# The replacements of Volcano's Go binaries: their flags follow Go's syntax (see goflags).
+GO_FLAG_COMMANDS = frozenset({"scheduler", "controllers", "webhooks"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,13 +30,38 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"volcano-py {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_arguments, _run) in sorted(SUBCOMMANDS.items()):
-        add_arguments(commands.add_parser(name, help=help_text, description=help_text))
+        # Go has no prefix matching of flags: neither do the processes that replace Go's.
+        add_arguments(
+            commands.add_parser(
+                name,
+                help=help_text,
+                description=help_text,
+                allow_abbrev=name not in GO_FLAG_COMMANDS,
+            )
+        )
     return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, in Go's flag syntax for the processes replacing Volcano's."""
+    parser = build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in GO_FLAG_COMMANDS:
+        subparser = _subparsers(parser)[arguments[0]]
+        arguments = [arguments[0], *goflags.to_argparse(arguments[1:], subparser)]
+    return parser.parse_args(arguments)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2

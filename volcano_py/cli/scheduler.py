@@ -1,11 +1,11 @@
-"""`volcano-py scheduler`: the live scheduler, with Volcano's vc-scheduler flags where they
-apply, so an existing Deployment's arguments keep working (Go spellings included:
-``--leader-elect=true``, ``-v=3``, durations like ``1s`` or ``500ms``; Volcano's chart also
-passes a literal ``2>&1``, which is ignored as Volcano ignores it).
+"""`volcano-py scheduler`: the live scheduler, taking every flag of Volcano's vc-scheduler in
+Go's syntax (``--leader-elect=true``, ``-v=3``, ``--logtostderr``, durations like ``1s`` or
+``500ms``; see ``goflags``), so an existing Deployment's arguments keep working. Volcano's chart
+also passes a literal ``2>&1``, which is ignored as Volcano ignores it.
 
-Flags of vc-scheduler that change nothing here are accepted and ignored with a note in the log:
-``--enable-metrics``/``--enable-healthz`` (both endpoints are always served; an empty address
-turns one off), ``--logtostderr``, ``--resync-period``, ``--node-worker-threads``.
+Flags with a behaviour act as upstream's; those that change nothing here are listed in --help
+under "accepted for compatibility", each with the reason, and logged once when given.
+docs/configuration.md describes every flag.
 """
 
 from __future__ import annotations
@@ -14,16 +14,27 @@ import argparse
 import logging
 import signal
 import sys
+import time
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from volcano_py.cli.feature_gates import FeatureGates, add_feature_gates
 from volcano_py.cli.process_flags import (
     add_cluster_access,
+    add_compatibility,
     add_leader_election,
     add_serving,
+    add_tls_files,
+    add_version,
     bool_flag,
+    cluster_access,
+    compat_flag,
+    configure_logging,
     go_duration,
+    health_tls,
     lease_and_addresses,
+    print_version_if_asked,
+    served_addresses,
 )
 
 if TYPE_CHECKING:
@@ -31,17 +42,32 @@ if TYPE_CHECKING:
 
 HELP = "run the scheduler against a Kubernetes cluster (Volcano's vc-scheduler)"
 
-_IGNORED = (
-    "enable_metrics",
-    "enable_healthz",
-    "logtostderr",
-    "resync_period",
-    "node_worker_threads",
-)
+# The gates this process acts on (the rest are logged as having no effect when given).
+GATES_ACTED_ON = ("PriorityClass", "PodDisruptionBudgetsSupport")
+# Volcano's sharding modes; only "none" exists here.
+SHARDING_MODES = ("none", "hard", "soft")
+
+
+def _comma_list(text: str) -> list[str]:
+    """pflag's StringSlice: comma-separated, repeatable (the repeats add up)."""
+    return [item for item in text.split(",") if item]
+
+
+class _ExtendList(argparse.Action):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        assert isinstance(values, list)
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), *values])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cluster_access(parser, qps=2000.0, burst=2000)
+    add_version(parser)
 
     scheduling = parser.add_argument_group("scheduling")
     scheduling.add_argument(
@@ -70,6 +96,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="queue of PodGroups that name none (default default)",
     )
     bool_flag(scheduling, "--priority-class", True, "watch PriorityClasses")
+    bool_flag(
+        scheduling,
+        "--disable-default-scheduler-config",
+        False,
+        "refuse to start on Volcano's built-in configuration: --scheduler-conf must be given"
+        " and load (a later bad edit still keeps the last good one)",
+    )
+    scheduling.add_argument(
+        "--node-selector",
+        type=_comma_list,
+        action=_ExtendList,
+        default=[],
+        metavar="KEY:VALUE",
+        help="schedule only onto nodes with one of these labels (comma-separated,"
+        " repeatable; default every node)",
+    )
+    scheduling.add_argument(
+        "--minimum-feasible-nodes",
+        type=int,
+        default=100,
+        metavar="N",
+        help="stop a task's node search at no fewer than N feasible nodes (default 100)",
+    )
+    scheduling.add_argument(
+        "--minimum-percentage-nodes-to-find",
+        type=int,
+        default=5,
+        metavar="PERCENT",
+        help="floor of the adaptive percentage of nodes searched (default 5)",
+    )
+    scheduling.add_argument(
+        "--percentage-nodes-to-find",
+        type=int,
+        default=0,
+        metavar="PERCENT",
+        help="percentage of nodes searched per task; <=0: adaptive, 50%% minus 1%% per 125"
+        " nodes (default 0)",
+    )
+    scheduling.add_argument(
+        "--scheduler-sharding-mode",
+        default="none",
+        metavar="MODE",
+        help="node sharding between schedulers: only none is supported here (hard and soft"
+        " are refused)",
+    )
+    scheduling.add_argument(
+        "--scheduler-sharding-name",
+        default="volcano",
+        metavar="NAME",
+        help="this scheduler's NodeShard; used by sharding only, so without effect here",
+    )
+    add_feature_gates(
+        scheduling,
+        "Acted on here: PriorityClass=false stops watching PriorityClasses,"
+        " PodDisruptionBudgetsSupport=false stops watching PodDisruptionBudgets.",
+    )
     scheduling.add_argument(
         "--plugins-dir",
         metavar="DIR",
@@ -81,79 +163,127 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=64,
         metavar="N",
-        help="binds in flight at once (default 64)",
+        help="binds in flight at once (default 64; volcano-py's own)",
     )
     scheduling.add_argument(
         "--events",
         choices=("all", "warnings", "none"),
         default="all",
         help="which Kubernetes Events to write, aggregated and flushed"
-        " once a second (default all, as Volcano)",
+        " once a second (default all, as Volcano; volcano-py's own)",
     )
 
-    election = add_leader_election(parser, lease_name="vc-scheduler")
-    election.add_argument(
-        "--lock-object-namespace", default="", metavar="NS", help=argparse.SUPPRESS
+    debugging = parser.add_argument_group("debugging")
+    bool_flag(
+        debugging,
+        "--cache-dumper",
+        True,
+        "on SIGUSR1 write the cache as JSON to --cache-dump-dir, on SIGUSR2 log it",
     )
-    election.add_argument(
-        "--leader-elect-resource-lock",
-        default="leases",
-        choices=("leases",),
-        help=argparse.SUPPRESS,
+    debugging.add_argument(
+        "--cache-dump-dir",
+        default="/tmp",
+        metavar="DIR",
+        help="where SIGUSR1 writes snapshot-<unix time>.json (default /tmp)",
+    )
+    bool_flag(
+        debugging,
+        "--enable-pprof",
+        False,
+        "serve /debug/pprof/ on --listen-address: thread stacks and a sampling profile"
+        " in folded-stack text (Go's pprof formats do not exist in Python)",
     )
 
-    add_serving(parser, metrics=":8080", healthz=":11251")
+    add_leader_election(parser, lease_name="vc-scheduler")
+    add_tls_files(add_serving(parser, metrics=":8080", healthz=":11251"))
 
-    ignored = parser.add_argument_group("accepted for compatibility, no effect")
-    bool_flag(ignored, "--enable-metrics", None, "metrics are always served")
-    bool_flag(ignored, "--enable-healthz", None, "health checks are always served")
-    bool_flag(ignored, "--logtostderr", None, "logs always go to stderr")
-    ignored.add_argument("--resync-period", type=go_duration, help=argparse.SUPPRESS)
-    ignored.add_argument("--node-worker-threads", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("leftovers", nargs="*", help=argparse.SUPPRESS)
+    compat = add_compatibility(parser)
+    compat_flag(
+        compat, "--resync-period", "watches never resync; every change arrives as an event",
+        kind=go_duration, metavar="DURATION",
+    )  # fmt: skip
+    compat_flag(
+        compat, "--node-worker-threads", "node events are applied as they arrive", kind=int,
+        metavar="N",
+    )  # fmt: skip
+    compat_flag(
+        compat, "--csi-storage", "CSIDriver/CSIStorageCapacity are not watched here", kind=None
+    )
+    compat_flag(
+        compat, "--gate-removal-worker-num",
+        "SchedulingGatesQueueAdmission is not implemented here", kind=int, metavar="N",
+    )  # fmt: skip
+    compat_flag(
+        compat, "--ignored-provisioners",
+        "PVC requests are not counted as node resources here, so none is to be ignored",
+        metavar="NAMES",
+    )  # fmt: skip
+    compat_flag(
+        compat, "--resource-sync-timeout",
+        "scheduling starts once every watch has listed, applied as it is received",
+        kind=go_duration, metavar="DURATION",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    from volcano_py.runtime import logsetup
-
-    logsetup.configure(args.verbosity, args.log_format)
-    log = logging.getLogger("volcano_py.scheduler")
-    if args.leftovers:
-        log.info("ignoring arguments %s", " ".join(args.leftovers))
-    for name in _IGNORED:
-        if getattr(args, name) is not None:
-            log.info("--%s has no effect in volcano-py", name.replace("_", "-"))
+    if print_version_if_asked(args):
+        return 0
     try:
-        options = _options(args)
+        configure_logging(args, "scheduler")
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-
-    from volcano_py.operator.scheduler import LiveScheduler
-    from volcano_py.runtime.apiclient import ClusterAccess
     from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
 
     try:
+        # A broken plugin stops the start before anything connects, as upstream's loader.
         plugins = plugins_with_dir(args.plugins_dir)
     except PluginsDirError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:
-        access = ClusterAccess.load(options.kubeconfig)
-    except Exception as error:  # kubeconfig problems come in many exception types
-        print(f"error: cannot load cluster credentials: {error}", file=sys.stderr)
+        options = _options(args)
+        access = cluster_access(args)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
+    gates = FeatureGates(args.feature_gates)
+    gates.warn_without_effect(GATES_ACTED_ON, "scheduler")
+    if args.scheduler_sharding_name != "volcano":
+        logging.getLogger("volcano_py.scheduler").warning(
+            "--scheduler-sharding-name has no effect without sharding (mode none)"
+        )
+
+    from volcano_py.operator.scheduler import LiveScheduler
     scheduler = LiveScheduler(options, plugins=plugins, access=access)
+    if args.disable_default_scheduler_config and scheduler.conf.reloads == 0:
+        print(
+            "error: --disable-default-scheduler-config: "
+            + (
+                f"--scheduler-conf {args.scheduler_conf} did not load (see the log above)"
+                if args.scheduler_conf
+                else "no --scheduler-conf given"
+            ),
+            file=sys.stderr,
+        )
+        return 2
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         scheduler.request_stop()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if args.cache_dumper:
+        from volcano_py.runtime.cache_dump import listen_for_signals
+
+        listen_for_signals(scheduler.cache, args.cache_dump_dir, time.time)
     return scheduler.run()
 
 
 def _options(args: argparse.Namespace) -> SchedulerOptions:
+    """The scheduler's options from its flags; ValueError names the bad flag."""
+    from volcano_py.cache.node_selector import parse_node_selector
+    from volcano_py.framework.feasibility import FeasibilityOptions
     from volcano_py.operator.scheduler import SchedulerOptions
     from volcano_py.operator.writers import EVENT_MODES
 
@@ -165,8 +295,25 @@ def _options(args: argparse.Namespace) -> SchedulerOptions:
         raise ValueError(
             f"--default-queue must be a cluster Queue name, got {args.default_queue!r}"
         )
+    for flag in ("minimum_feasible_nodes", "minimum_percentage_nodes_to_find"):
+        if getattr(args, flag) < 0:
+            raise ValueError(f"--{flag.replace('_', '-')} must not be negative")
+    if args.scheduler_sharding_mode not in SHARDING_MODES:
+        raise ValueError(
+            f"--scheduler-sharding-mode {args.scheduler_sharding_mode!r}: expected one of"
+            f" {', '.join(SHARDING_MODES)}"
+        )
+    if args.scheduler_sharding_mode != "none":
+        raise ValueError(
+            f"--scheduler-sharding-mode={args.scheduler_sharding_mode}: node sharding"
+            " (NodeShards shared between schedulers) is not implemented in volcano-py; use none"
+        )
     assert args.events in EVENT_MODES
-    lease = lease_and_addresses(args, namespace=args.lock_object_namespace)
+    gates = FeatureGates(args.feature_gates)
+    lease = lease_and_addresses(args)
+    metrics_address, healthz_address = served_addresses(
+        args, metrics=args.enable_metrics or args.enable_pprof
+    )
     return SchedulerOptions(
         kubeconfig=args.kubeconfig,
         scheduler_conf=args.scheduler_conf,
@@ -177,9 +324,19 @@ def _options(args: argparse.Namespace) -> SchedulerOptions:
         lease=lease,
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
-        listen_address=args.listen_address,
-        healthz_address=args.healthz_address,
+        listen_address=metrics_address,
+        healthz_address=healthz_address,
         bind_concurrency=args.bind_concurrency,
         events=args.events,
-        priority_class=bool(args.priority_class),
+        priority_class=bool(args.priority_class) and gates.enabled("PriorityClass"),
+        node_selector=parse_node_selector(args.node_selector),
+        feasibility=FeasibilityOptions(
+            minimum_feasible_nodes=args.minimum_feasible_nodes,
+            minimum_percentage=args.minimum_percentage_nodes_to_find,
+            percentage=args.percentage_nodes_to_find,
+        ),
+        metrics=bool(args.enable_metrics),
+        pprof=bool(args.enable_pprof),
+        pod_disruption_budgets=gates.enabled("PodDisruptionBudgetsSupport"),
+        health_ssl=health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file),
     )

@@ -20,30 +20,11 @@ from volcano_py.api.node_matrix import BoolArray, IntArray, fit_mask
 from volcano_py.api.resource import MIN_RESOURCE, DimensionDefault, Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import FitError, FitErrors, Status, StatusCode
+from volcano_py.framework.feasibility import FeasibilityOptions, feasible_nodes_to_find
 
 if TYPE_CHECKING:
     from volcano_py.framework.hooks import NodeMask
     from volcano_py.framework.session import Session
-
-
-@dataclass(frozen=True, slots=True)
-class FeasibilityOptions:
-    """``--minimum-feasible-nodes``, ``--minimum-percentage-nodes-to-find``,
-    ``--percentage-nodes-to-find``."""
-
-    minimum_feasible_nodes: int = 100
-    minimum_percentage: int = 5
-    percentage: int = 0
-
-
-def feasible_nodes_to_find(total: int, options: FeasibilityOptions = FeasibilityOptions()) -> int:
-    """How many feasible nodes to look for among ``total`` (kube-scheduler's adaptive rule)."""
-    if total <= options.minimum_feasible_nodes or options.percentage >= 100:
-        return total
-    percentage = options.percentage
-    if percentage <= 0:
-        percentage = max(50 - total // 125, options.minimum_percentage)
-    return max(total * percentage // 100, options.minimum_feasible_nodes)
 
 
 def insufficient_resource_reason(request: Resource, available: Resource) -> Status:
@@ -75,7 +56,7 @@ class PredicateHelper:
         *,
         check_resources: bool = True,
         for_preempt: bool = False,
-        options: FeasibilityOptions = FeasibilityOptions(),
+        options: FeasibilityOptions | None = None,
     ) -> tuple[IntArray, FitErrors]:
         """The rows of the feasible nodes among ``rows`` (session rows, in node-list order)
         and, when there is none, why each examined node failed.
@@ -88,7 +69,7 @@ class PredicateHelper:
         total = len(rows)
         if total == 0:
             return np.zeros(0, dtype=np.intp), fit_errors
-        wanted = feasible_nodes_to_find(total, options)
+        wanted = feasible_nodes_to_find(total, options or ssn.state.feasibility)
         start = ssn.state.next_start_index
         shift = start % total
         # The same rotation as np.roll, without its overhead (it runs once per task).

@@ -36,6 +36,7 @@ from volcano_py.cache.snapshot import ClusterSnapshot
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import PluginOption, SchedulerConf
 from volcano_py.framework.event import EventHandler
+from volcano_py.framework.feasibility import FeasibilityOptions
 from volcano_py.framework.hooks import HOOKS, EvictionContext, NodeMask, SimulationState
 from volcano_py.framework.statement import BindEvictSink, Statement
 from volcano_py.framework.topology import (
@@ -99,6 +100,8 @@ class SchedulingState:
     sessions: int = 0
     seed: int = 0
     clock: Callable[[], float] = field(default=lambda: 0.0)
+    # How many feasible nodes a task's search stops at (the scheduler's command line).
+    feasibility: FeasibilityOptions = field(default_factory=FeasibilityOptions)
 
 
 def as_statuses(result: PredicateResult) -> tuple[Status, ...]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import sys
 import threading
 import time
@@ -30,10 +31,14 @@ from typing import Any
 
 from volcano_py.api.types import DEFAULT_QUEUE, DEFAULT_SCHEDULER_NAME, ROOT_QUEUE
 from volcano_py.cache.cache import SchedulerCache
+from volcano_py.cache.node_selector import NodeSelector
+from volcano_py.framework.feasibility import FeasibilityOptions
 from volcano_py.framework.plugin import PluginBuilder
+from volcano_py.framework.session import SchedulingState
 from volcano_py.operator.binder import LiveBinder, PodFeed
 from volcano_py.operator.informer import WATCHED_KINDS, Informers, readiness_problem
 from volcano_py.operator.writers import BatchedEventRecorder, LiveEvictor, LiveStatusWriter
+from volcano_py.runtime import pprof
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 from volcano_py.runtime.conffile import ConfFile
 from volcano_py.runtime.health import HttpEndpoints, Probes
@@ -62,6 +67,17 @@ class SchedulerOptions:
     bind_concurrency: int = 64
     events: str = "all"
     priority_class: bool = True
+    # --node-selector: only nodes with one of these labels are scheduled onto.
+    node_selector: NodeSelector = frozenset()
+    # --minimum-feasible-nodes, --minimum-percentage-nodes-to-find, --percentage-nodes-to-find
+    feasibility: FeasibilityOptions = field(default_factory=FeasibilityOptions)
+    # --enable-metrics (/metrics on listen_address) and --enable-pprof (/debug/pprof/ there).
+    metrics: bool = True
+    pprof: bool = False
+    # The PodDisruptionBudgetsSupport feature gate: watch PDBs for the pdb plugin.
+    pod_disruption_budgets: bool = True
+    # --ca-cert-file, --tls-cert-file, --tls-private-key-file: /healthz over TLS.
+    health_ssl: ssl.SSLContext | None = None
     shutdown_grace: float = 5.0
     switch_interval: float = 0.001
 
@@ -91,6 +107,7 @@ class LiveScheduler:
         self.cache = SchedulerCache(
             scheduler_names=frozenset(options.scheduler_names),
             default_queue=options.default_queue,
+            node_selector=options.node_selector,
         )
         self.loop_runner = SchedulerLoop(
             self.cache,
@@ -98,6 +115,7 @@ class LiveScheduler:
             plugins if plugins is not None else default_registry(),
             options.schedule_period,
             may_schedule=self.may_schedule,
+            state=SchedulingState(clock=time.time, feasibility=options.feasibility),
             on_cycle=self._on_cycle,
         )
         self.stop_requested = threading.Event()
@@ -203,6 +221,9 @@ class LiveScheduler:
                 options.listen_address,
                 options.healthz_address,
                 Probes(alive=self.not_alive, ready=self.not_ready),
+                metrics=options.metrics,
+                extra_routes=pprof.ROUTES if options.pprof else None,
+                health_ssl=options.health_ssl,
             )
             await self.endpoints.start()
             log.info(
@@ -215,7 +236,8 @@ class LiveScheduler:
             kinds = [
                 kind
                 for kind in WATCHED_KINDS
-                if options.priority_class or kind.kind != "PriorityClass"
+                if (options.priority_class or kind.kind != "PriorityClass")
+                and (options.pod_disruption_budgets or kind.kind != "PodDisruptionBudget")
             ]
             feed = PodFeed(self.cache.apply_event)
             self.informers = Informers(

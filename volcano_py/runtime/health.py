@@ -11,7 +11,8 @@ scheduling cycle runs in its own thread.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import ssl
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -59,10 +60,25 @@ def _probe(check: Callable[[], str]) -> Handler:
 class HttpEndpoints:
     """Starts the servers on the running loop; ``ports`` are the bound ports by address."""
 
-    def __init__(self, listen_address: str, healthz_address: str, probes: Probes) -> None:
+    def __init__(
+        self,
+        listen_address: str,
+        healthz_address: str,
+        probes: Probes,
+        *,
+        metrics: bool = True,
+        extra_routes: Mapping[str, Handler] | None = None,
+        health_ssl: ssl.SSLContext | None = None,
+    ) -> None:
         self.listen_address = listen_address
         self.healthz_address = healthz_address
         self.probes = probes
+        # On --listen-address: /metrics unless ``metrics`` is off, plus ``extra_routes``
+        # (the scheduler's /debug/pprof/ with --enable-pprof, as upstream's shared server).
+        self.metrics = metrics
+        self.extra_routes = dict(extra_routes or {})
+        # /healthz over TLS (upstream's StartHealthz with the CA, cert and key given).
+        self.health_ssl = health_ssl
         self.ports: dict[str, int] = {}
         self._runners: list[web.AppRunner] = []
 
@@ -71,7 +87,8 @@ class HttpEndpoints:
             "/healthz": _probe(self.probes.alive),
             "/readyz": _probe(self.probes.ready),
         }
-        metrics: dict[str, Handler] = {"/metrics": _metrics}
+        metrics: dict[str, Handler] = {"/metrics": _metrics} if self.metrics else {}
+        metrics.update(self.extra_routes)
         if self.listen_address == self.healthz_address:
             return {self.listen_address: {**metrics, **health}}
         routes: dict[str, dict[str, Handler]] = {}
@@ -89,7 +106,8 @@ class HttpEndpoints:
                 app.router.add_get(path, handler)
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()
-            site = web.TCPSite(runner, host, port)
+            tls = self.health_ssl if "/healthz" in handlers else None
+            site = web.TCPSite(runner, host, port, ssl_context=tls)
             await site.start()
             self._runners.append(runner)
             server = site._server

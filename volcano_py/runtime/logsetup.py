@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+from dataclasses import dataclass
 from typing import Final
 
 TRACE: Final = 5
@@ -46,18 +47,47 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
-def configure(verbosity: int = 2, log_format: str = "plain") -> None:
-    handler = logging.StreamHandler(sys.stderr)
+@dataclass(frozen=True)
+class LogTargets:
+    """Where records go (klog's flags): stderr at or above ``stderr_level`` while
+    ``to_stderr`` or ``also_to_stderr``, and ``file`` (if any) unless ``to_stderr``
+    (klog ignores its files when logging to stderr only)."""
+
+    to_stderr: bool = True
+    also_to_stderr: bool = False
+    stderr_level: int = logging.NOTSET
+    # klog's legacy behaviour: the threshold only applies when writing files as well.
+    legacy_threshold: bool = False
+    file: str = ""
+    headers: bool = True
+
+
+def configure(
+    verbosity: int = 2, log_format: str = "plain", targets: LogTargets = LogTargets()
+) -> None:
+    handlers: list[logging.Handler] = []
+    if targets.file and not targets.to_stderr:
+        handlers.append(logging.FileHandler(targets.file, encoding="utf-8"))
+    # klog: with files, stderr still gets the records at or above --stderrthreshold.
+    stderr = logging.StreamHandler(sys.stderr)
+    everything = targets.also_to_stderr or (targets.legacy_threshold and targets.to_stderr)
+    stderr.setLevel(logging.NOTSET if everything else targets.stderr_level)
+    handlers.append(stderr)
     if log_format == "json":
-        handler.setFormatter(JsonFormatter())
+        formatter: logging.Formatter = JsonFormatter()
+    elif targets.headers:
+        formatter = logging.Formatter("%(asctime)s %(levelname).1s %(name)s: %(message)s")
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname).1s %(name)s: %(message)s"))
-    handler._volcano_py = True  # type: ignore[attr-defined]
+        formatter = logging.Formatter("%(message)s")
     root = logging.getLogger()
     for existing in list(root.handlers):
         if getattr(existing, "_volcano_py", False):  # ours from an earlier call only
             root.removeHandler(existing)
-    root.addHandler(handler)
+            existing.close()
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        handler._volcano_py = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
     root.setLevel(level_for_verbosity(verbosity))
     # Client libraries stay at WARNING unless tracing.
     quiet = logging.WARNING if verbosity < 5 else TRACE

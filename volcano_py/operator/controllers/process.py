@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +53,14 @@ class ControllersOptions:
     listen_address: str = ":8081"
     healthz_address: str = ":11252"
     job_workers: int = 5
+    pod_group_workers: int = 2
+    queue_workers: int = 2
     events: str = "all"
+    # Kinds not watched (feature gates off: VolcanoJobSupport -> Job, QueueCommandSync ->
+    # Command, PriorityClass -> PriorityClass), so their controllers never hear of them.
+    skipped_kinds: frozenset[str] = frozenset()
+    # --ca-cert-file, --tls-cert-file, --tls-private-key-file: /healthz over TLS.
+    health_ssl: ssl.SSLContext | None = None
 
 
 class LiveControllers:
@@ -132,9 +140,15 @@ class LiveControllers:
         )
         self.job_ttl = JobTtlCollector(api, self.store, may_work=self.may_work)
         self.pod_groups = PodGroupController(
-            api, self.store, options.scheduler_names, may_work=self.may_work
+            api,
+            self.store,
+            options.scheduler_names,
+            workers=options.pod_group_workers,
+            may_work=self.may_work,
         )
-        self.queues = QueueController(api, self.store, recorder, may_work=self.may_work)
+        self.queues = QueueController(
+            api, self.store, recorder, workers=options.queue_workers, may_work=self.may_work
+        )
         self.commands = CommandConsumer(
             api, self.store, self.jobs, self.queues, may_work=self.may_work
         )
@@ -185,6 +199,7 @@ class LiveControllers:
             options.listen_address,
             options.healthz_address,
             Probes(alive=lambda: "", ready=self.not_ready),
+            health_ssl=options.health_ssl,
         )
         try:
             try:
@@ -200,7 +215,8 @@ class LiveControllers:
                 may_write=lambda: self.is_leader,
             )
             self.build(api, recorder)
-            self.informers = Informers(api, self.on_event, kinds=WATCHED_KINDS)
+            kinds = [kind for kind in WATCHED_KINDS if kind.kind not in options.skipped_kinds]
+            self.informers = Informers(api, self.on_event, kinds=kinds)
             tasks += self.informers.start()
             tasks += recorder.start()
             for work_queue in self.work_queues():

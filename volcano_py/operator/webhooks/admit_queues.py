@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+from volcano_py.api.quantity import parse_quantity
 from volcano_py.api.types import DEFAULT_QUEUE, ROOT_QUEUE
 from volcano_py.controllers.admission import mutate_queue
 from volcano_py.models.queue_hierarchy import validate_queue_hierarchy
@@ -51,6 +53,36 @@ def _allocated_pods(queue: dict[str, Any] | None) -> int:
         return 0
 
 
+def _resource_list(value: Any) -> dict[str, Decimal] | None:
+    """A ResourceList with its quantities parsed (``1`` equals ``1000m``, as Go's semantic
+    equality); None when absent or not parsable (then compared as written)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return {str(name): parse_quantity(quantity) for name, quantity in value.items()}
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+
+
+def _root_resources_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """``capability``, ``deserved`` or ``guarantee.resource`` differ (upstream's
+    ``--enable-root-queue-protection`` check)."""
+    pairs = [(old.get(key), new.get(key)) for key in ("capability", "deserved")]
+    old_guarantee, new_guarantee = old.get("guarantee"), new.get("guarantee")
+    pairs.append((
+        old_guarantee.get("resource") if isinstance(old_guarantee, dict) else None,
+        new_guarantee.get("resource") if isinstance(new_guarantee, dict) else None,
+    ))  # fmt: skip
+    for before, after in pairs:
+        parsed_before, parsed_after = _resource_list(before), _resource_list(after)
+        if parsed_before is None or parsed_after is None:
+            if before != after:
+                return True
+        elif parsed_before != parsed_after:
+            return True
+    return False
+
+
 async def _deleting(
     request: AdmissionRequest, view: ClusterView, options: WebhookOptions
 ) -> Verdict:
@@ -95,6 +127,17 @@ async def validate(
     if problem:
         return deny(problem)
     old_spec, new_spec = _spec(request.old_object), _spec(queue)
+    if (
+        options.root_queue_protection
+        and request.operation == UPDATE
+        and _name(queue) == ROOT_QUEUE
+        and request.old_object is not None
+        and _root_resources_changed(old_spec, new_spec)
+    ):
+        return deny(
+            f"{request.label}: root queue's resource attributes (capability, deserved,"
+            " guarantee) cannot be modified"
+        )
     if request.operation == UPDATE and all(
         old_spec.get(key) == new_spec.get(key) for key in _HIERARCHY_FIELDS
     ):

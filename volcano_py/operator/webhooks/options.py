@@ -16,3 +16,7 @@ class WebhookOptions:
     queue_allocated_pods_check: bool = False
     # --max-queue-depth: the deepest a hierarchical queue may sit below root.
     max_queue_depth: int = DEFAULT_MAX_DEPTH
+    # --enable-root-queue-protection: refuse changing the root queue's resources.
+    root_queue_protection: bool = True
+    # --enabled-admission: the webhook paths served (None: every one there is).
+    enabled_paths: frozenset[str] | None = None

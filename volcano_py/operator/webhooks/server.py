@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from volcano_py.operator.webhooks.cabundle import inject_ca_bundle
 from volcano_py.operator.webhooks.lookups import ClusterReadError, ClusterView, LiveClusterView
 from volcano_py.operator.webhooks.options import WebhookOptions
 from volcano_py.operator.webhooks.review import (
@@ -27,7 +28,7 @@ from volcano_py.operator.webhooks.review import (
     response,
 )
 from volcano_py.operator.webhooks.routes import ROUTES, Route
-from volcano_py.runtime.apiclient import ClusterAccess, KubeApi
+from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 from volcano_py.runtime.health import Handler, HttpEndpoints, Probes
 
 log = logging.getLogger(__name__)
@@ -75,9 +76,15 @@ async def _ok(request: web.Request) -> web.StreamResponse:
     return web.Response(text="ok\n")
 
 
+def served_routes(options: WebhookOptions) -> list[Route]:
+    """The routes ``--enabled-admission`` lets through (all without it)."""
+    enabled = options.enabled_paths
+    return [route for route in ROUTES if enabled is None or route.path in enabled]
+
+
 def build_app(view: ClusterView, options: WebhookOptions) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY)
-    for route in ROUTES:
+    for route in served_routes(options):
         app.router.add_post(route.path, _post(route, view, options))
     app.router.add_get("/healthz", _ok)
     app.router.add_get("/readyz", _ok)
@@ -110,6 +117,12 @@ class WebhooksOptions:
     kube_api_burst: int = 100
     listen_address: str = ""
     healthz_address: str = ""
+    # --graceful-shutdown-time: how long in-flight reviews may take to finish on SIGTERM.
+    shutdown_grace: float = 30.0
+    # --ca-cert-file's PEM: put into the webhook configurations before serving (if given).
+    ca_bundle: bytes = b""
+    # With --ca-cert-file, --tls-cert-file and --tls-private-key-file: /healthz over TLS.
+    health_ssl: ssl.SSLContext | None = None
     handlers: WebhookOptions = field(default_factory=WebhookOptions)
 
 
@@ -135,8 +148,15 @@ class WebhookServer:
             burst=options.kube_api_burst,
             user_agent="volcano-py-webhooks",
         ) as api:
+            if options.ca_bundle:
+                paths = [route.path for route in served_routes(options.handlers)]
+                try:
+                    await inject_ca_bundle(api, paths, options.ca_bundle)
+                except ApiError as error:
+                    log.error("cannot set the CA of the webhook configurations: %s", error)
+                    return 1
             app = build_app(LiveClusterView(api), options.handlers)
-            runner = web.AppRunner(app, access_log=None)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=options.shutdown_grace)
             await runner.setup()
             site = web.TCPSite(runner, options.address, options.port, ssl_context=self.context)
             await site.start()
@@ -147,12 +167,13 @@ class WebhookServer:
                 options.listen_address,
                 options.healthz_address,
                 Probes(alive=lambda: "", ready=lambda: ""),
+                health_ssl=options.health_ssl,
             )
             await endpoints.start()
             scheme = "https" if self.context else "http"
             log.info(
                 "serving %s on %s://%s:%d",
-                ", ".join(route.path for route in ROUTES),
+                ", ".join(route.path for route in served_routes(options.handlers)),
                 scheme,
                 options.address,
                 self.port,
