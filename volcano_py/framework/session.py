@@ -88,6 +88,9 @@ class SchedulingState:
     sessions: int = 0
     seed: int = 0
     clock: Callable[[], float] = field(default=lambda: 0.0)
+    # What a plugin remembers from one session to the next, under its own name (tdm's time
+    # of its last eviction round). Upstream keeps such things in package globals.
+    plugin_memory: dict[str, Any] = field(default_factory=dict)
 
 
 def as_statuses(result: PredicateResult) -> tuple[Status, ...]:
