@@ -70,6 +70,8 @@ class Case:
     expect_task_status_nums: dict[str, dict[TaskStatus, int]] = field(default_factory=dict)
     minimal_bind_check: bool = False
     seed: int = 0
+    # The session clock (Unix seconds); upstream tests read the wall clock instead.
+    now: float = 0.0
 
 
 @dataclass
@@ -106,7 +108,11 @@ def run_case(case: Case, actions: Sequence[str], registry: PluginRegistry | None
         configurations={k: dict(v) for k, v in case.configurations.items()},
     )
     ssn = open_session(
-        cache.snapshot(), conf, registry or PluginRegistry(), cache, SchedulingState(seed=case.seed)
+        cache.snapshot(),
+        conf,
+        registry or PluginRegistry(),
+        cache,
+        SchedulingState(seed=case.seed, clock=lambda: case.now),
     )
     for name in actions:
         new_action(name).execute(ssn)
