@@ -9,7 +9,8 @@ tasks with a revocable zone (``volcano.sh/revocable-zone: "*"`` or ``volcano.sh/
 * Predicate (vectorised as a node mask): a revocable node is UnschedulableAndUnresolvable
   outside its window, for a zone with no window, and for a task without a revocable zone.
 * NodeOrder (batch): 100 for an open revocable node and a task that may use it, else 0.
-* Preemptable: a preemptable or revocable-zone preemptor may not preempt (Reject); otherwise
+* Preemptable: a preemptable or revocable-zone preemptor may not preempt (Reject; note that a
+  pod is preemptable unless annotated or labelled ``volcano.sh/preemptable: "false"``); otherwise
   the victims are the preemptable Running tasks on ordinary nodes, at most the job's disruption
   budget per job (``volcano.sh/jdb-min-available`` / ``volcano.sh/jdb-max-unavailable`` on the
   PodGroup, an integer or a percentage; default 1).
