@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
 from tests.harness import Case, run_case
@@ -384,3 +386,62 @@ def test_allocate_fills_the_required_group_up_to_its_limit_then_the_preferred() 
     outcome = run_case(case, ["allocate"])
     placed = sorted(outcome.binder.binds.values())
     assert placed == ["s1", "t1", "t1"]
+
+
+# ---------------------------------------------------------------------- table == per-node rule
+
+GROUPS = ["a", "b", "c", None]
+
+
+def upstream_predicate(
+    affinity: nodegroup.QueueGroupAffinity | None, strict: bool, group: str | None
+) -> bool:
+    """``predicateFn`` for one node, spelled out as upstream writes it."""
+    unset = affinity is None or affinity.unset
+    if group is None:
+        return not strict and unset
+    if unset or affinity is None:
+        return False
+    return affinity.allows(group)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(GROUPS), min_size=1, max_size=8),
+    st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {
+                key: st.lists(st.sampled_from(["a", "b", "c"]), max_size=2)
+                for key in ("required", "preferred", "anti_required", "anti_preferred")
+            }
+        ),
+    ),
+    st.booleans(),
+    st.booleans(),
+)
+def test_mask_and_scores_equal_the_per_node_rule(
+    node_groups: list[str | None],
+    spec: dict[str, list[str]] | None,
+    strict: bool,
+    preferred_order: bool,
+) -> None:
+    objects: list[tuple[str, dict[str, Any]]] = [
+        ("Node", build_node(f"n{i}", resource_list("4", "4Gi"), {GROUP_KEY: g} if g else {}))
+        for i, g in enumerate(node_groups)
+    ]
+    objects += [
+        ("Queue", queue("q", None if spec is None else affinity(**spec))),
+        ("PodGroup", build_pod_group("pg", "c1", "q", 0, None, "")),
+        ("Pod", build_pod("c1", "p", "", "Pending", resource_list("1", "1Gi"), "pg")),
+    ]
+    ssn = make_session(objects, {"strict": strict, "enablePreferredOrder": preferred_order})
+    (task,) = ssn.jobs["c1/pg"].tasks.values()
+    rule = nodegroup.QueueGroupAffinity.of(ssn.queues["q"])
+    rows = np.arange(len(ssn.node_list), dtype=np.intp)
+    scores = ssn.node_scores(task, rows)
+    for node, score in zip(ssn.node_list, scores, strict=True):
+        group = node.labels.get(GROUP_KEY)
+        assert (ssn.predicate_fn(task, node) == ()) is upstream_predicate(rule, strict, group)
+        expected = 0.0 if group is None or rule is None else rule.score(group, preferred_order)
+        assert score == expected

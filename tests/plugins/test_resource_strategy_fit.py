@@ -828,6 +828,41 @@ def test_sra_scores_equal_reference(
         assert vectorised[row] == pytest.approx(rsf.sra_score(request, allocatable, sra), abs=1e-9)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    matrices(),
+    st.dictionaries(
+        st.sampled_from([GPU, FOO]),
+        st.builds(
+            Proportion, st.sampled_from([0.0, 0.5, 1.0, 4.0]), st.sampled_from([0.0, 1.0, 8.0])
+        ),
+    ),
+    st.data(),
+)
+def test_proportional_failures_equal_reference(
+    case: tuple[Resource, NodeMatrix], proportional: dict[str, Proportion], data: st.DataObject
+) -> None:
+    request, matrix = case
+    for name in proportional:
+        request.scalar_resources.pop(name, None)
+    declared = {
+        name: np.array([data.draw(st.booleans()) for _ in range(matrix.size)], dtype=np.bool_)
+        for name in proportional
+    }
+    failing = rsf.proportional_failures(request, matrix, declared, proportional)
+    names = list(proportional)
+    for row in range(matrix.size):
+        idle = matrix.index.resource(matrix.idle[row])
+        defined = frozenset(name for name in proportional if declared[name][row])
+        reason = rsf.proportional_failure(request, idle, defined, proportional)
+        expected = (
+            None
+            if failing[row] < 0
+            else f"proportional of resource {names[failing[row]]} check failed"
+        )
+        assert reason == expected
+
+
 # ---------------------------------------------------------------------- scenario
 
 

@@ -490,6 +490,30 @@ def sra_scores(request: Resource, matrix: NodeMatrix, rows: IntArray, sra: SraWe
     return result
 
 
+def proportional_failures(
+    request: Resource,
+    matrix: NodeMatrix,
+    declared: Mapping[str, BoolArray],
+    proportional: Mapping[str, Proportion],
+) -> IntArray:
+    """``proportional_failure`` for every row of ``matrix`` (``declared[name]``: the rows that
+    declare ``name``), for a task asking for none of the listed resources: the position in
+    ``proportional`` of the first resource a row fails, or -1 where it passes."""
+    size = len(next(iter(declared.values()))) if declared else matrix.size
+    cpu_left = matrix.idle[:size, 0] - request.milli_cpu
+    memory_left = matrix.idle[:size, 1] - request.memory
+    rows = np.arange(size, dtype=np.intp)
+    failing: IntArray = np.full(size, -1, dtype=np.intp)
+    for position, (name, proportion) in enumerate(proportional.items()):
+        amount = _column(matrix, matrix.idle, name, rows)
+        short = declared[name] & (
+            (cpu_left < amount * proportion.cpu)
+            | (memory_left < amount * proportion.memory * 1000 * 1000)
+        )
+        failing = np.where((failing < 0) & short, position, failing)
+    return failing
+
+
 # ---------------------------------------------------------------------- the plugin
 
 
@@ -537,24 +561,13 @@ class ResourceStrategyFitPlugin:
             for name in proportional
         }
 
+        names = list(proportional)
+
         def predicate_mask(task: TaskInfo) -> NodeMask | None:
             request = task.resreq
             if any(request.scalar_resources.get(name, 0.0) > 0 for name in proportional):
                 return None
-            matrix = ssn.matrix
-            rows = np.arange(len(ssn.node_list), dtype=np.intp)
-            cpu_left = matrix.idle[rows, 0] - request.milli_cpu
-            memory_left = matrix.idle[rows, 1] - request.memory
-            failing = np.full(len(rows), -1, dtype=np.intp)
-            names = list(proportional)
-            for position, name in enumerate(names):
-                proportion = proportional[name]
-                amount = _column(matrix, matrix.idle, name, rows)
-                short = declared[name] & (
-                    (cpu_left < amount * proportion.cpu)
-                    | (memory_left < amount * proportion.memory * 1000 * 1000)
-                )
-                failing = np.where((failing < 0) & short, position, failing)
+            failing = proportional_failures(request, ssn.matrix, declared, proportional)
             passed: BoolArray = failing < 0
 
             def reason(row: int) -> Status:
