@@ -70,8 +70,6 @@ class Case:
     expect_task_status_nums: dict[str, dict[TaskStatus, int]] = field(default_factory=dict)
     minimal_bind_check: bool = False
     seed: int = 0
-    # The session clock (Unix seconds); upstream tests read the wall clock instead.
-    now: float = 0.0
 
 
 @dataclass
@@ -108,11 +106,7 @@ def run_case(case: Case, actions: Sequence[str], registry: PluginRegistry | None
         configurations={k: dict(v) for k, v in case.configurations.items()},
     )
     ssn = open_session(
-        cache.snapshot(),
-        conf,
-        registry or PluginRegistry(),
-        cache,
-        SchedulingState(seed=case.seed, clock=lambda: case.now),
+        cache.snapshot(), conf, registry or PluginRegistry(), cache, SchedulingState(seed=case.seed)
     )
     for name in actions:
         new_action(name).execute(ssn)

@@ -21,7 +21,8 @@ from tests.builders import (
     build_queue,
     resource_list,
 )
-from tests.harness import Case, run_case
+from tests.harness import Case
+from tests.plugins.clocked import run_case_at
 from volcano_py.api.task import TaskInfo
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
@@ -156,18 +157,17 @@ def _preempt_case(first_scheduled: float, second_scheduled: float) -> Case:
         ],
         nodes=[build_node("n1", resource_list("2", "2G", pods="10"))],
         queues=[build_queue("q1")],
-        now=NOW,
     )
 
 
 def test_preempt_evicts_only_the_pod_past_its_cooldown() -> None:
-    outcome = run_case(_preempt_case(NOW - 60, NOW - 3600), ["preempt"])
+    outcome = run_case_at(_preempt_case(NOW - 60, NOW - 3600), ["preempt"], NOW)
     assert outcome.evictor.evicted == ["c1/settled"]
 
 
 def test_preempt_evicts_nothing_while_every_victim_cools_down() -> None:
-    outcome = run_case(_preempt_case(NOW - 60, NOW - 120), ["preempt"])
+    outcome = run_case_at(_preempt_case(NOW - 60, NOW - 120), ["preempt"], NOW)
     assert outcome.evictor.evicted == []
     # Eleven minutes later both are fair game again.
-    later = run_case(_preempt_case(NOW - 60 - 660, NOW - 120 - 660), ["preempt"])
+    later = run_case_at(_preempt_case(NOW - 60 - 660, NOW - 120 - 660), ["preempt"], NOW)
     assert len(later.evictor.evicted) == 1

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
-from tests.harness import Case, run_case
+from tests.harness import Case
+from tests.plugins.clocked import run_case_at
 from volcano_py.api.job import JobInfo, PodGroupInfo
 from volcano_py.api.types import Vote
 from volcano_py.cache.cache import SchedulerCache
@@ -153,12 +154,11 @@ def test_overdue_job_is_admitted_past_the_queue_quota() -> None:
             ),
         ],
         pods=[build_pod("ns", "r0", "n1", "Running", resource_list("4", "4Gi"), "running")],
-        now=epoch_seconds(created) + HOUR,
     )
-    outcome = run_case(case, ["enqueue"])
+    outcome = run_case_at(case, ["enqueue"], epoch_seconds(created) + HOUR)
     phases = {uid: j.pod_group.phase for uid, j in outcome.session.jobs.items() if j.pod_group}
     assert phases == {"ns/running": "Running", "ns/patient": "Pending", "ns/urgent": "Inqueue"}
 
     # Ten minutes after creation it is not overdue yet: both wait.
-    early = run_case(Case(**{**case.__dict__, "now": epoch_seconds(created) + 300}), ["enqueue"])
+    early = run_case_at(case, ["enqueue"], epoch_seconds(created) + 300)
     assert early.session.jobs["ns/urgent"].pod_group.phase == "Pending"  # type: ignore[union-attr]

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
-from tests.harness import Case, run_case
+from tests.harness import Case
+from tests.plugins.clocked import run_case_at
 from volcano_py.api.types import StatusCode, TaskStatus, Vote
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
@@ -434,12 +435,11 @@ def test_allocate_uses_open_revocable_nodes_for_revocable_work_only() -> None:
                 ),
                 build_pod("c1", "plain", "", "Pending", resource_list("1", "1Gi"), "pg2"),
             ],
-            now=NOW,
         )
 
-    opened = run_case(case("8:00-20:00"), ["allocate"])
+    opened = run_case_at(case("8:00-20:00"), ["allocate"], NOW)
     assert opened.binder.binds == {"c1/r1": "lent", "c1/r2": "lent", "c1/plain": "ordinary"}
-    closed = run_case(case("20:00-23:00"), ["allocate"])
+    closed = run_case_at(case("20:00-23:00"), ["allocate"], NOW)
     assert "lent" not in closed.binder.binds.values()
     assert len(closed.binder.binds) == 1
 
@@ -455,9 +455,8 @@ def test_shuffle_empties_a_closed_zone_within_the_budget() -> None:
         queues=[_Q1],
         pod_groups=[_pg("pg1", "c1", {JDB_MAX_UNAVAILABLE: "30%"})],
         pods=_C1_PODS,
-        now=NOW,
     )
-    outcome = run_case(case, ["shuffle"])
+    outcome = run_case_at(case, ["shuffle"], NOW)
     assert len(outcome.evictor.evicted) == 2
     assert set(outcome.evictor.evicted) <= {"c1/p1", "c1/p2", "c1/p3"}
     job = outcome.session.jobs["c1/pg1"]

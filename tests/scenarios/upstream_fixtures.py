@@ -144,7 +144,7 @@ class CaseCluster:
     cache: SchedulerCache = field(init=False)
 
     def __post_init__(self) -> None:
-        self.state = SchedulingState(seed=self.case.seed, clock=lambda: self.case.now)
+        self.state = SchedulingState(seed=self.case.seed)
         self.cache = SchedulerCache(
             binder=self.binder,
             evictor=self.evictor,
