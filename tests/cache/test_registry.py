@@ -217,7 +217,7 @@ def test_unknown_plugin_in_the_conf_is_skipped_at_session_open(caplog):
 actions: "allocate"
 tiers:
 - plugins:
-  - name: sla
+  - name: no-such-plugin
   - name: priority
 """,
         BUILTIN_ACTIONS,
@@ -225,7 +225,7 @@ tiers:
     with caplog.at_level(logging.ERROR, logger="volcano_py.framework.session"):
         ssn = open_session(SchedulerCache().snapshot(), conf, PluginRegistry(), SchedulerCache())
     assert list(ssn.plugins) == ["priority"]
-    assert "failed to get plugin sla" in caplog.text
+    assert "failed to get plugin no-such-plugin" in caplog.text
 
 
 def test_builtin_modules_load_lazily_and_once():

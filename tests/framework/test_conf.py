@@ -243,8 +243,8 @@ def test_helm_conf_keeps_preemptable_off_for_gang_and_drf():
 
 
 def test_ci_conf_arguments_and_unknown_plugins_parse():
-    """Unknown plugins (sla, network-topology-aware) are no parse error: the session skips
-    them; plugin arguments are kept as YAML typed them."""
+    """Every plugin the CI conf lists parses (an unknown one would be no parse error either:
+    the session skips it); plugin arguments are kept as YAML typed them."""
     conf = parse_conf(CI_CONF, ACTIONS)
     assert conf.actions == ["enqueue", "allocate", "backfill", "reclaim", "preempt"]
     by_name = {p.name: p for tier in conf.tiers for p in tier.plugins}

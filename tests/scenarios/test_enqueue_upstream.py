@@ -1,10 +1,9 @@
 """Upstream ``pkg/scheduler/actions/enqueue/enqueue_test.go`` transcribed.
 
-``TestEnqueue`` registers drf, gang, sla and proportion. ``sla`` (argument
-``sla-waiting-time: 3m``) is not ported; it is left out of the tier. It cannot change any of
-these outcomes: its JobEnqueueable vote is only consulted for PodGroups with minResources, and the
-only such case is rejected by proportion, listed before sla in the tier (a Reject ends the vote).
-Its JobOrder ties on these PodGroups (equal creation timestamps).
+``TestEnqueue`` registers drf, gang, sla (argument ``sla-waiting-time: 3m``) and proportion in
+one tier, as here. The PodGroups have Go's zero creation time in upstream and no creation time
+here, so every job is long overdue for sla: its Permit only matters where proportion abstains,
+and proportion, listed before it, rejects the one over-quota case (a Reject ends the vote).
 """
 
 from __future__ import annotations
@@ -18,14 +17,16 @@ from upstream_fixtures import case_param
 ENQUEUE_TIER = {
     "drf": ["enableJobOrder", "enableJobEnqueued"],
     "proportion": ["enableQueueOrder", "enableJobEnqueued"],
-    # "sla": ["enableJobOrder", "enableJobEnqueued"] with sla-waiting-time 3m -- not ported
+    "sla": ["enableJobOrder", "enableJobEnqueued"],
     "gang": ["enableJobOrder"],
 }
+ENQUEUE_ARGUMENTS = {"sla": {"sla-waiting-time": "3m"}}
 
 TEST_ENQUEUE = [
     Case(
         name="when podgroup status is inqueue",
         plugins=ENQUEUE_TIER,
+        arguments=ENQUEUE_ARGUMENTS,
         pod_groups=[build_pod_group("pg1", "c1", "c1", 2, None, "Inqueue")],
         pods=[
             build_pod("c1", "p1", "", "Pending", rl("1", "1G"), "pg1"),
@@ -37,6 +38,7 @@ TEST_ENQUEUE = [
     Case(
         name="when podgroup status is pending",
         plugins=ENQUEUE_TIER,
+        arguments=ENQUEUE_ARGUMENTS,
         pod_groups=[
             build_pod_group("pg1", "c1", "c1", 1, None, "Pending"),
             build_pod_group("pg2", "c1", "c2", 1, None, "Pending"),
@@ -51,6 +53,7 @@ TEST_ENQUEUE = [
     Case(
         name="when podgroup status is running",
         plugins=ENQUEUE_TIER,
+        arguments=ENQUEUE_ARGUMENTS,
         pod_groups=[build_pod_group("pg1", "c1", "c1", 2, None, "Running")],
         pods=[
             build_pod("c1", "p1", "", "Running", rl("1", "1G"), "pg1"),
@@ -62,6 +65,7 @@ TEST_ENQUEUE = [
     Case(
         name="pggroup cannot enqueue because the specified queue is c1, but there is only c2",
         plugins=ENQUEUE_TIER,
+        arguments=ENQUEUE_ARGUMENTS,
         pod_groups=[build_pod_group("pg1", "c1", "c1", 0, None, "Pending")],
         queues=[build_queue("c2", 1, rl("4", "4G"))],
         expect_status={},
@@ -69,6 +73,7 @@ TEST_ENQUEUE = [
     Case(
         name="pggroup cannot enqueue because queue resources are less than podgroup MinResources",
         plugins=ENQUEUE_TIER,
+        arguments=ENQUEUE_ARGUMENTS,
         pod_groups=[
             build_pod_group("pg1", "c1", "c1", 1, None, "Pending", min_resources=rl("8", "8G"))
         ],

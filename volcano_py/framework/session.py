@@ -102,6 +102,9 @@ class SchedulingState:
     clock: Callable[[], float] = field(default=lambda: 0.0)
     # How many feasible nodes a task's search stops at (the scheduler's command line).
     feasibility: FeasibilityOptions = field(default_factory=FeasibilityOptions)
+    # What a plugin remembers from one session to the next, under its own name (tdm's time
+    # of its last eviction round). Upstream keeps such things in package globals.
+    plugin_memory: dict[str, Any] = field(default_factory=dict)
 
 
 def as_statuses(result: PredicateResult) -> tuple[Status, ...]:

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
 from volcano_py.api.resource import CPU, MEMORY, PODS, Resource, is_scalar_resource_name
@@ -33,6 +34,25 @@ def plugin_option(ssn: Session, name: str) -> PluginOption | None:
 def rfc3339(seconds: float) -> str:
     """A Kubernetes ``metav1.Time`` as it serialises: UTC, whole seconds, ``Z`` suffix."""
     return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# Go's zero ``time.Time`` (0001-01-01T00:00:00Z) in Unix seconds: what a missing timestamp
+# means upstream, long before any real one.
+GO_ZERO_TIME: Final = -62_135_596_800.0
+
+
+@functools.lru_cache(maxsize=4096)
+def epoch_seconds(timestamp: str) -> float:
+    """An RFC 3339 ``metav1.Time`` in Unix seconds; absent or malformed is Go's zero time."""
+    if not timestamp:
+        return GO_ZERO_TIME
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return GO_ZERO_TIME
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
 
 
 def share(used: float, total: float) -> float:

@@ -44,6 +44,11 @@ BUILTIN_PLUGINS: Final = {
     "binpack": "volcano_py.plugins.binpack",
     "pdb": "volcano_py.plugins.pdb",
     "network-topology-aware": "volcano_py.plugins.network_topology_aware",
+    "sla": "volcano_py.plugins.sla",
+    "tdm": "volcano_py.plugins.tdm",
+    "cdp": "volcano_py.plugins.cdp",
+    "nodegroup": "volcano_py.plugins.nodegroup",
+    "resource-strategy-fit": "volcano_py.plugins.resource_strategy_fit",
 }
 
 ENTRY_POINT_GROUP: Final = "volcano_py.plugins"

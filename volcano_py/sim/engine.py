@@ -28,7 +28,7 @@ from volcano_py.framework.conf import SchedulerConf
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.registry import new_action
-from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
+from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, timestamp
 from volcano_py.sim.quota import QuotaStatusController
 
 DEFAULT_MAX_CYCLES: Final = 20
@@ -68,7 +68,10 @@ class Simulation:
             status_updater=self.cluster,
             recorder=self.cluster,
         )
-        self.state = SchedulingState(seed=self.seed, clock=lambda: self.time)
+        # The session reads Unix time, as live: the same instants the simulated cluster stamps
+        # on its objects (creation times, conditions), so sla deadlines and cdp cooldowns
+        # compare like with like.
+        self.state = SchedulingState(seed=self.seed, clock=lambda: EPOCH.timestamp() + self.time)
 
     # ------------------------------------------------------------------ loading
 
