@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Final
 
 import numpy as np
 
@@ -242,6 +243,19 @@ def _commit(statement: Statement, action: str) -> None:
     statement.commit()
     if evicts:
         metrics.EVICTION_TRANSACTIONS.labels(action=action).inc()
+
+
+# The keys of this action's `configurations` entry (upstream preempt.go).
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        "predicateErrorCacheEnable",
+        "enableTopologyAwarePreemption",
+        "topologyAwarePreemptWorkerNum",
+        "minCandidateNodesPercentage",
+        "minCandidateNodesAbsolute",
+        "maxCandidateNodesAbsolute",
+    }
+)
 
 
 def new() -> Preempt:

@@ -131,7 +131,13 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # kubeconfig problems come in many exception types
         print(f"error: cannot load cluster credentials: {error}", file=sys.stderr)
         return 2
-    scheduler = LiveScheduler(options, access=access)
+    from volcano_py.framework.conf import UnknownNameError
+
+    try:
+        scheduler = LiveScheduler(options, access=access)
+    except UnknownNameError as error:  # a conf naming an action or plugin that does not exist
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         scheduler.request_stop()

@@ -531,5 +531,20 @@ class NodeOrderPlugin:
         return None
 
 
+# The arguments this plugin reads (the weights upstream nodeorder.go reads).
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        "nodeaffinity.weight",
+        "podaffinity.weight",
+        "leastrequested.weight",
+        "balancedresource.weight",
+        "mostrequested.weight",
+        "tainttoleration.weight",
+        "imagelocality.weight",
+        "podtopologyspread.weight",
+    }
+)
+
+
 def new(arguments: Arguments) -> NodeOrderPlugin:
     return NodeOrderPlugin(arguments)

@@ -9,6 +9,12 @@ pod-count NodeMasks), ``session_pods`` (each node's pods as the session changes 
 
 from __future__ import annotations
 
-from volcano_py.plugins.predicates.plugin import PLUGIN_NAME, PredicatesPlugin, new
+from volcano_py.plugins.predicates.plugin import (
+    ARGUMENTS,
+    PLUGIN_NAME,
+    UNSUPPORTED_ARGUMENTS,
+    PredicatesPlugin,
+    new,
+)
 
-__all__ = ["PLUGIN_NAME", "PredicatesPlugin", "new"]
+__all__ = ["ARGUMENTS", "PLUGIN_NAME", "UNSUPPORTED_ARGUMENTS", "PredicatesPlugin", "new"]

@@ -200,5 +200,32 @@ class PredicatesPlugin:
         return None
 
 
+# The arguments this plugin reads (upstream predicates.go).
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        NODE_AFFINITY_ENABLE,
+        NODE_PORTS_ENABLE,
+        TAINT_TOLERATION_ENABLE,
+        POD_AFFINITY_ENABLE,
+        NODE_VOLUME_LIMITS_ENABLE,
+        VOLUME_ZONE_ENABLE,
+        POD_TOPOLOGY_SPREAD_ENABLE,
+        VOLUME_BINDING_ENABLE,
+        DRA_ENABLE,
+        CACHE_ENABLE,
+    }
+)
+# Read by upstream's helper.go for kube-scheduler's VolumeBinding and DynamicResources plugins,
+# whose scoring and timeouts volcano-py does not model: named when set, never silently dropped.
+UNSUPPORTED_ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        "volumebinding.bindTimeoutSeconds",
+        "volumebinding.shape",
+        "volumebinding.weight",
+        "dynamicresources.filterTimeoutSeconds",
+    }
+)
+
+
 def new(arguments: Arguments) -> PredicatesPlugin:
     return PredicatesPlugin(arguments)
