@@ -237,7 +237,8 @@ def parse_conf(
     log), each once.
     """
     diagnostics = ConfDiagnostics(emit)
-    root = _as_mapping(_first_document(text, source), source)
+    document, node = _first_document(text, source)
+    root = _as_mapping(document, source)
     _warn_unknown_keys(root, TOP_LEVEL_KEYS, source, diagnostics)
     actions_text = root.get("actions", "")
     if not isinstance(actions_text, str):
@@ -279,16 +280,43 @@ def parse_conf(
             diagnostics.warn(f"{where}: action {action!r} is configured above; ignored")
             continue
         configurations[action] = arguments
-    metrics = {str(k): str(v) for k, v in _as_mapping(root.get("metrics"), "metrics").items()}
+    metrics = _metrics(node, source)
     return SchedulerConf(actions, tiers, configurations, metrics, diagnostics)
 
 
-def _first_document(text: str, source: str) -> Any:
-    """The first YAML document, as yaml.v2 ``Unmarshal`` takes it; later ones are not read."""
+def _first_document(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    """The first YAML document, as yaml.v2 ``Unmarshal`` takes it (later ones are not read),
+    with its node tree for the fields Go decodes from source text."""
+    loader = _ConfLoader(text)  # a SafeLoader
     try:
-        return next(iter(yaml.load_all(text, Loader=_ConfLoader)), None)  # a SafeLoader
+        node = loader.get_node() if loader.check_node() else None
+        return (loader.construct_document(node) if node is not None else None), node
     except yaml.YAMLError as error:
         raise ConfError(f"{source}: not valid YAML: {error}") from error
+    finally:
+        loader.dispose()
+
+
+def _metrics(node: yaml.Node | None, source: str) -> dict[str, str]:
+    """``metrics`` as yaml.v2 fills a ``map[string]string``: every scalar as written
+    (``true`` stays ``true``, ``1.50`` stays ``1.50``)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    for key, value in node.value:
+        if key.value != "metrics":
+            continue
+        if isinstance(value, yaml.ScalarNode) and value.tag == "tag:yaml.org,2002:null":
+            return {}
+        if not isinstance(value, yaml.MappingNode):
+            raise ConfError(f"{source}: metrics: expected a mapping")
+        metrics = {}
+        for entry_key, entry_value in value.value:
+            if not isinstance(entry_value, yaml.ScalarNode):
+                raise ConfError(f"{source}: metrics.{entry_key.value}: expected a string")
+            null = entry_value.tag == "tag:yaml.org,2002:null"
+            metrics[str(entry_key.value)] = "" if null else str(entry_value.value)
+        return metrics
+    return {}
 
 
 def default_conf(known_actions: Iterable[str] | None = None) -> SchedulerConf:
