@@ -246,7 +246,7 @@ def test_strict_turns_load_warnings_into_exit_2(tmp_path, capsys):
     assert code == 2 and out == ""
     lines = err.splitlines()
     assert len(lines) == 3 and all(line.startswith("warning: ") for line in lines[:2])
-    assert lines[2] == "error: --strict: 2 conf warning(s) above"
+    assert lines[2] == "error: --strict: 2 warning(s) above"
 
 
 TYPED_CONF = """\
@@ -277,4 +277,18 @@ def test_strict_turns_a_wrongly_typed_argument_into_exit_2(tmp_path, capsys):
     conf = write_conf(tmp_path, TYPED_CONF)
     code, out, err = simulate(capsys, CLUSTER, "--conf", conf, "--strict")
     assert code == 2 and out == ""
-    assert err.splitlines()[-1] == "error: --strict: 1 conf warning(s) above"
+    assert err.splitlines()[-1] == "error: --strict: 1 warning(s) above"
+
+
+def test_strict_counts_input_warnings_too(tmp_path, capsys):
+    """docs/simulate.md: with --strict every warning is an error, a kind not simulated too."""
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+        "metadata: {name: c, namespace: default}\n"
+    )
+    code, _, err = simulate(capsys, CLUSTER, str(extra))
+    assert code == 0 and "not simulated" in err
+    code, out, err = simulate(capsys, CLUSTER, str(extra), "--strict")
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1] == "error: --strict: 1 warning(s) above"

@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="exit 2 on any conf warning (unknown key or argument, wrongly typed value)",
+        help="exit 2 on any warning (an input kind not simulated; in the conf an unknown key"
+        " or argument, a wrongly typed value)",
     )
 
 
@@ -57,12 +58,12 @@ def _conf(
     return load_default_conf(registry, emit=_warning)
 
 
-def _strict_failure(conf: SchedulerConf) -> int:
-    """--strict: the conf's warnings so far (already printed) end the run with exit 2."""
-    if not conf.diagnostics.warnings:
+def _strict_failure(*warning_lists: list[str]) -> int:
+    """--strict: any warning so far (each already printed) ends the run with exit 2."""
+    count = sum(len(warnings) for warnings in warning_lists)
+    if not count:
         return 0
-    count = len(conf.diagnostics.warnings)
-    print(f"error: --strict: {count} conf warning(s) above", file=sys.stderr)
+    print(f"error: --strict: {count} warning(s) above", file=sys.stderr)
     return 2
 
 
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         inputs = read_inputs(load_documents(args.files))
         registry = default_registry()
         conf = _conf(args.conf, inputs.conf_text, inputs.conf_source, registry)
-        if args.strict and _strict_failure(conf):
+        if args.strict and _strict_failure(inputs.warnings, conf.diagnostics.warnings):
             return 2
         simulation = Simulation(conf, registry, seed=args.seed)
         simulation.load(inputs.objects)
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     simulation.run(args.cycles)
     # A wrongly typed argument is only seen when a plugin or action reads it.
-    if args.strict and _strict_failure(conf):
+    if args.strict and _strict_failure(conf.diagnostics.warnings):
         return 2
     report = build_report(simulation)
     sys.stdout.write(render_table(report) if args.format == "table" else render_json(report))
