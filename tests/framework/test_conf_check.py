@@ -112,8 +112,7 @@ def test_default_conf_passes_the_check():
         ),
         (
             'actions: "allocate"\nconfigurations:\n- name: allocate\n  args: {}\n',
-            "my.conf: configurations[0] (allocate): unknown key 'args'"
-            " (did you mean 'arguments'?); ignored",
+            "my.conf: configurations[0] (allocate): unknown key 'args'; ignored",
         ),
         (
             'actions: "allocate"\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n'
@@ -171,6 +170,18 @@ def test_default_conf_passes_the_check():
 def test_warning_names_the_key(text, warning):
     _, warnings = load(text)
     assert warnings == [warning]
+
+
+def test_a_different_name_gets_no_suggestion():
+    """Volcano's old predicates key (moved to deviceshare) is not a typo of another key."""
+    _, warnings = load(
+        'actions: "allocate"\ntiers:\n- plugins:\n  - name: predicates\n    arguments:\n'
+        "      predicate.GPUSharingEnable: true\n"
+    )
+    assert warnings == [
+        "my.conf: tiers[0].plugins[0] (predicates): unknown plugin argument"
+        " 'predicate.GPUSharingEnable'; ignored"
+    ]
 
 
 def test_misspelled_flag_keeps_the_default():

@@ -110,7 +110,8 @@ class UnknownNameError(ConfError):
 
 def closest(name: str, known: Collection[str]) -> str:
     """`` (did you mean 'x'?)`` for the nearest known name, or nothing."""
-    match = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    # 0.8: close enough for a typo (gangg, enableJobOrdr), not for a different name.
+    match = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
