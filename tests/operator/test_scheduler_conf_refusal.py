@@ -3,6 +3,8 @@ exist (Volcano would log the plugin at every session and schedule without it).""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,17 @@ contexts:
   context: {cluster: c, user: u}
 current-context: x
 """
+
+
+@pytest.fixture(autouse=True)
+def root_logging_restored() -> Iterator[None]:
+    """``volcano-py scheduler`` installs its log handler on the (captured) stderr of the
+    moment; put the root logger back so later tests do not write to a closed stream."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,9 @@ and the Helm chart's.
 from __future__ import annotations
 
 import json
+import logging
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -151,6 +153,18 @@ DOC_SHAPED_CONFS = {
               binpack.resources.nvidia.com/gpu: 2
         """,
 }
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_scheduler_log_handler() -> Iterator[None]:
+    """Earlier tests of ``volcano-py scheduler`` may leave its stderr handler (on a stream
+    pytest has since closed) on the root logger; simulate's stderr is asserted here."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    root.handlers[:] = [h for h in handlers if not getattr(h, "_volcano_py", False)]
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
