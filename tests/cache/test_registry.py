@@ -211,7 +211,9 @@ def test_builtin_that_fails_to_import_is_skipped_like_an_unknown_one(monkeypatch
     assert list(ssn.plugins) == ["priority"]
 
 
-def test_unknown_plugin_in_the_conf_is_skipped_at_session_open(caplog):
+def test_unknown_plugin_in_an_unchecked_conf_is_skipped_at_session_open(caplog):
+    """``parse_conf`` alone does not check plugin names (``load_conf`` refuses them, see
+    tests/framework/test_conf_check.py); such a conf still opens, without the plugin."""
     conf = parse_conf(
         """
 actions: "allocate"
@@ -226,6 +228,21 @@ tiers:
         ssn = open_session(SchedulerCache().snapshot(), conf, PluginRegistry(), SchedulerCache())
     assert list(ssn.plugins) == ["priority"]
     assert "failed to get plugin no-such-plugin" in caplog.text
+
+
+def test_third_party_plugin_without_arguments_declaration_is_not_checked(installed_plugin):
+    from volcano_py.framework.conf_check import load_conf
+
+    warnings: list[str] = []
+    conf = load_conf(
+        'actions: "allocate"\ntiers:\n- plugins:\n  - name: thirdparty\n'
+        "    arguments: {anything: 1}\n",
+        default_registry(),
+        emit=warnings.append,
+    )
+    assert conf.plugin_names() == ["thirdparty"]
+    assert default_registry().declared_plugin_arguments("thirdparty") is None
+    assert warnings == []
 
 
 def test_builtin_modules_load_lazily_and_once():

@@ -3,7 +3,10 @@
 
 Upstream ``pkg/scheduler/util_test.go`` ``TestLoadSchedulerConf`` is transcribed as
 ``test_load_scheduler_conf_upstream``; ``framework/arguments_test.go``
-``TestGetArgOfActionFromConf`` as ``test_action_arguments_upstream``.
+``TestGetArgOfActionFromConf`` as ``test_action_arguments_upstream``;
+``plugins/defaults_test.go`` ``TestApplyPluginConfDefaults`` (both cases) as
+``test_apply_plugin_conf_defaults_upstream``. Checks against the registry (unknown names,
+arguments) are in ``test_conf_check.py``.
 """
 
 from __future__ import annotations
@@ -243,8 +246,8 @@ def test_helm_conf_keeps_preemptable_off_for_gang_and_drf():
 
 
 def test_ci_conf_arguments_and_unknown_plugins_parse():
-    """Every plugin the CI conf lists parses (an unknown one would be no parse error either:
-    the session skips it); plugin arguments are kept as YAML typed them."""
+    """``parse_conf`` alone does not check plugin names (``conf_check.load_conf`` does,
+    against the registry); plugin arguments are kept as YAML typed them."""
     conf = parse_conf(CI_CONF, ACTIONS)
     assert conf.actions == ["enqueue", "allocate", "backfill", "reclaim", "preempt"]
     by_name = {p.name: p for tier in conf.tiers for p in tier.plugins}
@@ -398,14 +401,10 @@ def test_metrics_map():
     assert conf.metrics == {"type": "prometheus", "interval": "30s"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="conf.parse_conf str()s metrics values: a YAML bool becomes 'True' and 1.50 "
-    "becomes '1.5'; yaml.v2 decodes a scalar into map[string]string as its source text",
-)
 def test_metrics_values_keep_yaml_source_text():
-    conf = parse_conf('actions: "allocate"\nmetrics:\n  enable: true\n  ratio: 1.50\n')
-    assert conf.metrics == {"enable": "true", "ratio": "1.50"}
+    """yaml.v2 decodes a scalar into ``map[string]string`` as its source text; null is ""."""
+    conf = parse_conf('actions: "allocate"\nmetrics:\n  enable: true\n  ratio: 1.50\n  none: ~\n')
+    assert conf.metrics == {"enable": "true", "ratio": "1.50", "none": ""}
 
 
 def test_exponent_float_argument_reads_as_float():
@@ -468,3 +467,89 @@ def test_empty_tiers_and_plugins():
 
 def test_conf_error_is_a_value_error():
     assert issubclass(ConfError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, True), (False, False)],
+    ids=[
+        "test with nil fields - should set all to true",
+        "test with false fields - should keep false values",
+    ],
+)
+def test_apply_plugin_conf_defaults_upstream(value, expected):
+    """``defaults_test.go`` ``TestApplyPluginConfDefaults``: the 18 flags the test checks
+    become true when unset and keep an explicit false (here: from a file)."""
+    checked = [
+        "enableJobOrder",
+        "enableJobReady",
+        "enableJobPipelined",
+        "enableTaskOrder",
+        "enablePreemptable",
+        "enableReclaimable",
+        "enablePreemptive",
+        "enableQueueOrder",
+        "enablePredicate",
+        "enableBestNode",
+        "enableNodeOrder",
+        "enableTargetJob",
+        "enableReservedNodes",
+        "enabledVictim",
+        "enableJobStarving",
+        "enabledOverused",
+        "enabledAllocatable",
+        "enableJobEnqueued",
+    ]
+    lines = "".join(f"    {flag}: false\n" for flag in ENABLE_FLAGS) if value is False else ""
+    option = parse_conf(f'actions: "allocate"\ntiers:\n- plugins:\n  - name: test\n{lines}')
+    plugin = option.tiers[0].plugins[0]
+    for flag in checked:
+        assert plugin.flags[flag] is expected, flag
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "...\n",
+        "...\n---\nactions: [not, a, string]\nwhatever: 1\n",
+        "---\nactions: [not, a, string]\n",
+        "---\n- a list, not a conf\n",
+        "---\n{ unclosed\n",
+    ],
+    ids=["end-marker", "end-marker-then-document", "second-document", "second-list", "bad"],
+)
+def test_only_the_first_yaml_document_is_read(tail):
+    """yaml.v2 ``Unmarshal`` decodes the first document and never looks at the rest."""
+    text = '---\nactions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n' + tail
+    warnings: list[str] = []
+    conf = parse_conf(text, ACTIONS, emit=warnings.append)
+    assert conf.actions == ["enqueue", "allocate"]
+    assert conf.plugin_names() == ["gang"]
+    assert warnings == []
+
+
+@pytest.mark.parametrize("text", ["", "   \n", "---\n...\n", "# only a comment\n"])
+def test_empty_conf_has_no_action(text):
+    """An empty file unmarshals to an empty configuration: its one action name, "", is not
+    found (``UnmarshalSchedulerConf`` on Volcano's TrimSpace'd file)."""
+    with pytest.raises(ConfError, match="failed to find Action ''"):
+        parse_conf(text, ACTIONS)
+
+
+def test_unknown_keys_are_warned_not_refused():
+    """yaml.v2 drops unknown keys; we keep the conf and name each key once."""
+    warnings: list[str] = []
+    conf = parse_conf(
+        'actions: "allocate"\nextra: 1\ntiers:\n- plugins:\n  - name: gang\n'
+        "    enableJobOrdr: false\n",
+        ACTIONS,
+        source="f",
+        emit=warnings.append,
+    )
+    assert conf.plugin_names() == ["gang"]
+    assert warnings == [
+        "f: unknown key 'extra'; ignored",
+        "f: tiers[0].plugins[0] (gang): unknown key 'enableJobOrdr'"
+        " (did you mean 'enableJobOrder'?); ignored",
+    ]
+    assert conf.diagnostics.warnings == warnings

@@ -188,4 +188,4 @@ def test_arguments_declare_every_key_upstream_reads() -> None:
         "volumebinding.weight",
         "volumebinding.shape",
         "dynamicresources.filterTimeoutSeconds",
-    } == predicates.ARGUMENTS
+    } == predicates.ARGUMENTS | predicates.UNSUPPORTED_ARGUMENTS

@@ -15,7 +15,7 @@ from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.runtime.conffile import ConfFile
 from volcano_py.runtime.loop import SchedulerLoop, TimedPlugin
-from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
+from volcano_py.scheduler.registry import PluginRegistry, default_registry
 
 
 def node(name: str) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def count(histogram: Any, **labels: str) -> float:
 def test_a_cycle_binds_and_records_volcano_metrics() -> None:
     binder = RecordingBinder()
     loop = SchedulerLoop(
-        cache_with_gang(binder), ConfFile(None, BUILTIN_ACTIONS), default_registry(), 1.0
+        cache_with_gang(binder), ConfFile(None, PluginRegistry()), default_registry(), 1.0
     )
     before = (
         count(metrics.E2E_SCHEDULING_LATENCY),
@@ -82,7 +82,7 @@ def test_runs_only_while_allowed_and_stops() -> None:
     allowed = threading.Event()
     loop = SchedulerLoop(
         cache_with_gang(RecordingBinder()),
-        ConfFile(None, BUILTIN_ACTIONS),
+        ConfFile(None, PluginRegistry()),
         default_registry(),
         0.01,
         may_schedule=allowed.is_set,
@@ -115,12 +115,8 @@ def test_a_failing_cycle_is_logged_and_survived(
 
     conf_path = tmp_path / "c.conf"
     conf_path.write_text('actions: "allocate"\ntiers:\n- plugins:\n  - name: broken\n')
-    loop = SchedulerLoop(
-        SchedulerCache(),
-        ConfFile(str(conf_path), BUILTIN_ACTIONS),
-        {"broken": lambda arguments: Broken()},
-        1.0,
-    )
+    registry = PluginRegistry({"broken": lambda arguments: Broken()})
+    loop = SchedulerLoop(SchedulerCache(), ConfFile(str(conf_path), registry), registry, 1.0)
     assert loop.run_once() is None
     assert loop.failures == 1 and "scheduling cycle 1 failed" in caplog.text
 
@@ -141,7 +137,7 @@ def test_timed_plugin_delegates_attributes() -> None:
 
 
 def test_health_goes_stale_without_ticks() -> None:
-    loop = SchedulerLoop(SchedulerCache(), ConfFile(None, BUILTIN_ACTIONS), {}, 1.0)
+    loop = SchedulerLoop(SchedulerCache(), ConfFile(None, PluginRegistry()), {}, 1.0)
     assert loop.healthy()
     assert not loop.healthy(now=loop.last_tick + 61)
     loop.cycle_started = loop.last_tick + 60  # a long cycle in progress is not a stall

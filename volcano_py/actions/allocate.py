@@ -15,6 +15,7 @@ sub-group policies; jobs that ask for them are scheduled as if they did not.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 import numpy as np
 
@@ -112,6 +113,11 @@ def _drain(tasks: PriorityQueue[TaskInfo]) -> Iterator[TaskInfo]:
     """Pop lazily: the tasks a gang did not need stay queued for the job's next turn."""
     while not tasks.empty():
         yield tasks.pop()
+
+
+# The keys of this action's `configurations` entry (upstream allocate.go; gangpreempt and
+# gangreclaim read allocate's entry too).
+ARGUMENTS: Final[frozenset[str]] = frozenset({"predicateErrorCacheEnable"})
 
 
 def new() -> Allocate:

@@ -5,6 +5,8 @@ placed for real."""
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 
 from volcano_py.actions.task_placement import record_job_scheduled
@@ -83,6 +85,10 @@ class Backfill:
                 while not tasks[job.uid].empty():
                     ordered.append(tasks[job.uid].pop())
         return ordered
+
+
+# The keys of this action's `configurations` entry (upstream backfill.go).
+ARGUMENTS: Final[frozenset[str]] = frozenset({"predicateErrorCacheEnable"})
 
 
 def new() -> Backfill:

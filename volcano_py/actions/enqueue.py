@@ -7,6 +7,8 @@ Queues are re-ordered after every decision so that admission interleaves fairly.
 
 from __future__ import annotations
 
+from typing import Final
+
 from volcano_py.api.job import PG_INQUEUE, JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.framework.priority_queue import PriorityQueue
@@ -43,6 +45,10 @@ class Enqueue:
                 ssn.job_enqueued(job)
                 job.pod_group.phase = PG_INQUEUE
             queues.push(queue)
+
+
+# The keys of this action's `configurations` entry (upstream enqueue.go reads none).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
 
 
 def new() -> Enqueue:

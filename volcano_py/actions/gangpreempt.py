@@ -8,6 +8,8 @@ of other jobs in the same queue with a strictly lower job priority, whose PodGro
 
 from __future__ import annotations
 
+from typing import Final
+
 from volcano_py.actions.gang_eviction import GangEviction, JobOrderIndex
 from volcano_py.actions.victim_bundles import (
     Bundle,
@@ -51,6 +53,10 @@ class GangPreempt(GangEviction):
         sort_for_preempt(
             bundles, need, lambda left, right: position[left.uid] > position[right.uid]
         )
+
+
+# The keys of this action's `configurations` entry (upstream gangpreempt.go).
+ARGUMENTS: Final[frozenset[str]] = frozenset({"maxDomains", "allowWholeBundle"})
 
 
 def new() -> GangPreempt:

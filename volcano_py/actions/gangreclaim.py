@@ -10,6 +10,8 @@ its guarantee and deserved share. Victim bundles go in victim-queue order.
 
 from __future__ import annotations
 
+from typing import Final
+
 from volcano_py.actions.gang_eviction import GangEviction
 from volcano_py.actions.victim_bundles import (
     Bundle,
@@ -55,6 +57,10 @@ class GangReclaim(GangEviction):
             return ssn.victim_queue_order_fn(left, right, reclaimer)
 
         sort_for_reclaim(bundles, need, queues_before, ssn.queues)
+
+
+# The keys of this action's `configurations` entry (upstream gangreclaim.go).
+ARGUMENTS: Final[frozenset[str]] = frozenset({"maxDomains", "allowWholeBundle"})
 
 
 def new() -> GangReclaim:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Final
 
 import numpy as np
 
@@ -239,6 +240,19 @@ def _terminating_by_preemption(task: TaskInfo) -> bool:
                 and condition.get("reason") == "PreemptionByScheduler"
             )
     return False
+
+
+# The keys of this action's `configurations` entry (upstream preempt.go).
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        "predicateErrorCacheEnable",
+        "enableTopologyAwarePreemption",
+        "topologyAwarePreemptWorkerNum",
+        "minCandidateNodesPercentage",
+        "minCandidateNodesAbsolute",
+        "maxCandidateNodesAbsolute",
+    }
+)
 
 
 def new() -> Preempt:

@@ -11,6 +11,7 @@ pipelined there. A job's evictions are committed only if the job is then pipelin
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from volcano_py.actions.eviction import (
     commit_counting_evictions,
@@ -109,6 +110,10 @@ class Reclaim:
                 continue
             statement.merge(node_statement)
             return
+
+
+# The keys of this action's `configurations` entry (upstream reclaim.go).
+ARGUMENTS: Final[frozenset[str]] = frozenset({"predicateErrorCacheEnable"})
 
 
 def new() -> Reclaim:

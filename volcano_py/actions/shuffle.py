@@ -3,6 +3,8 @@ at once (``actions/shuffle/shuffle.go``)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from volcano_py.api.types import TaskStatus
 from volcano_py.framework.session import Session
 
@@ -16,6 +18,10 @@ class Shuffle:
         ]
         for victim in ssn.victim_tasks(running):
             ssn.evict(victim, "shuffle")
+
+
+# The keys of this action's `configurations` entry (upstream shuffle.go reads none).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
 
 
 def new() -> Shuffle:

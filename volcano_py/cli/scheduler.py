@@ -254,8 +254,14 @@ def run(args: argparse.Namespace) -> int:
             "--scheduler-sharding-name has no effect without sharding (mode none)"
         )
 
+    from volcano_py.framework.conf import UnknownNameError
     from volcano_py.operator.scheduler import LiveScheduler
-    scheduler = LiveScheduler(options, plugins=plugins, access=access)
+
+    try:
+        scheduler = LiveScheduler(options, plugins=plugins, access=access)
+    except UnknownNameError as error:  # a conf naming an action or plugin that does not exist
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.disable_default_scheduler_config and scheduler.conf.reloads == 0:
         print(
             "error: --disable-default-scheduler-config: "

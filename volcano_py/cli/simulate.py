@@ -7,9 +7,10 @@ import logging
 import sys
 from pathlib import Path
 
-from volcano_py.framework.conf import ConfError, SchedulerConf, default_conf, parse_conf
+from volcano_py.framework.conf import ConfError, SchedulerConf
+from volcano_py.framework.conf_check import load_conf, load_default_conf
 from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
-from volcano_py.scheduler.registry import BUILTIN_ACTIONS
+from volcano_py.scheduler.registry import PluginRegistry
 from volcano_py.sim.engine import Simulation
 from volcano_py.sim.inputs import read_inputs
 from volcano_py.sim.loader import SimInputError, load_documents
@@ -37,18 +38,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="load the Python plugins in DIR too, as `volcano-py scheduler --plugins-dir`",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 2 on any warning (an input kind not simulated; in the conf an unknown key"
+        " or argument, a wrongly typed value)",
+    )
 
 
-def _conf(path: str | None, conf_text: str | None, conf_source: str) -> SchedulerConf:
+def _warning(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _conf(
+    path: str | None, conf_text: str | None, conf_source: str, registry: PluginRegistry
+) -> SchedulerConf:
     if path is not None:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as error:
             raise SimInputError(f"{path}: cannot read: {error.strerror or error}") from error
-        return parse_conf(text, BUILTIN_ACTIONS, source=path)
+        return load_conf(text, registry, source=path, emit=_warning)
     if conf_text is not None:
-        return parse_conf(conf_text, BUILTIN_ACTIONS, source=conf_source)
-    return default_conf(BUILTIN_ACTIONS)
+        return load_conf(conf_text, registry, source=conf_source, emit=_warning)
+    return load_default_conf(registry, emit=_warning)
+
+
+def _strict_failure(*warning_lists: list[str]) -> int:
+    """--strict: any warning so far (each already printed) ends the run with exit 2."""
+    count = sum(len(warnings) for warnings in warning_lists)
+    if not count:
+        return 0
+    print(f"error: --strict: {count} warning(s) above", file=sys.stderr)
+    return 2
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,14 +80,19 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         inputs = read_inputs(load_documents(args.files))
-        conf = _conf(args.conf, inputs.conf_text, inputs.conf_source)
-        plugins = plugins_with_dir(args.plugins_dir)
-        simulation = Simulation(conf, plugins, seed=args.seed)
+        registry = plugins_with_dir(args.plugins_dir)
+        conf = _conf(args.conf, inputs.conf_text, inputs.conf_source, registry)
+        if args.strict and _strict_failure(inputs.warnings, conf.diagnostics.warnings):
+            return 2
+        simulation = Simulation(conf, registry, seed=args.seed)
         simulation.load(inputs.objects)
     except (SimInputError, ConfError, PluginsDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     simulation.run(args.cycles)
+    # A wrongly typed argument is only seen when a plugin or action reads it.
+    if args.strict and _strict_failure(conf.diagnostics.warnings):
+        return 2
     report = build_report(simulation)
     sys.stdout.write(render_table(report) if args.format == "table" else render_json(report))
     return 0

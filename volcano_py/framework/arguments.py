@@ -1,13 +1,15 @@
 """Plugin and action arguments, read with Volcano's type rules (``framework/arguments.go``).
 
 A value of the wrong type is reported and the default kept, as upstream does: a typo in one
-argument must not stop the scheduler.
+argument must not stop the scheduler. The session hands ``report`` (the conf's
+``ConfDiagnostics.warn``) so a bad value is named once per conf load, not at every session;
+without it each read logs.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from volcano_py.api.task import parse_go_bool
@@ -16,14 +18,27 @@ log = logging.getLogger(__name__)
 
 
 class Arguments(dict[str, Any]):
-    def __init__(self, values: Mapping[str, Any] | None = None, owner: str = "") -> None:
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        owner: str = "",
+        report: Callable[[str], None] | None = None,
+    ) -> None:
         super().__init__(values or {})
         self.owner = owner
+        self.report = report
+
+    def warn(self, message: str) -> None:
+        """A problem with these arguments, named with their owner (once per conf load when
+        the session gave a ``report``)."""
+        text = f"{self.owner}: {message}" if self.owner else message
+        if self.report is not None:
+            self.report(text)
+        else:
+            log.warning("%s", text)
 
     def _warn(self, key: str, value: Any, kind: str) -> None:
-        log.warning(
-            "%s: could not parse argument %r for key %s to %s", self.owner, value, key, kind
-        )
+        self.warn(f"could not parse argument {value!r} for key {key} to {kind}; default kept")
 
     def get_int(self, key: str, default: int) -> int:
         """Only a YAML integer counts (``GetInt``)."""

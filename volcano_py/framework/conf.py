@@ -1,20 +1,38 @@
 """``volcano-scheduler.conf``: actions, tiers of plugins with their enable flags, arguments.
 
-Read exactly as Volcano reads it (``pkg/scheduler/util.go`` ``UnmarshalSchedulerConf``,
-``plugins/defaults.go``): from a file every absent enable flag defaults to true (except
-``enableHierarchy`` and ``enabledClusterOrder``); tiers built in code (tests) keep absent flags
-off. Unknown actions are an error; unknown plugins are skipped at session open with a warning;
-``drf`` with ``enableHierarchy`` and ``proportion`` in one tier is an error.
+Read as Volcano reads it (``pkg/scheduler/util.go`` ``UnmarshalSchedulerConf`` with
+gopkg.in/yaml.v2, ``plugins/defaults.go``): only the first YAML document counts (a trailing
+``...`` or a second document is fine); from a file every absent enable flag defaults to true
+(except ``enableHierarchy`` and ``enabledClusterOrder``); tiers built in code (tests) keep
+absent flags off; of two ``configurations`` entries for one action the first counts.
+
+Refused (``ConfError``, the message names the file and the field): YAML that does not parse,
+a field of the wrong shape (``actions`` not a string, a flag not a boolean, ...), ``drf`` with
+``enableHierarchy`` and ``proportion`` in one tier, and (``UnknownNameError``, checked against
+the plugin registry by ``conf_check.load_conf``) an unknown action or plugin name, with the
+closest known name suggested. Volcano logs an unknown plugin at every session and runs
+without it; a typo like ``gangg`` must not silently drop gang scheduling.
+
+Warned, once per load (``ConfDiagnostics``; the value is then treated as Volcano treats it):
+an unknown key at the top level, in a tier, in a plugin entry (a misspelled enable flag) or in
+a ``configurations`` entry (ignored); an argument a plugin or action does not declare, or one
+Volcano reads but volcano-py does not act on (ignored); an argument of the wrong type (its
+default kept, reported by ``Arguments`` when first read); a ``configurations`` entry for an
+unknown or already-configured action (ignored); a plugin listed twice.
 """
 
 from __future__ import annotations
 
+import difflib
+import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import yaml
+
+log = logging.getLogger(__name__)
 
 # Every enable flag of a plugin entry, in upstream spelling (quirks included).
 ENABLE_FLAGS: Final = (
@@ -74,8 +92,50 @@ _ConfLoader.add_implicit_resolver(
 )
 
 
+# The keys yaml.v2 reads into conf.SchedulerConfiguration, Tier, Configuration; any other is
+# dropped by Volcano without a word, so we name it.
+TOP_LEVEL_KEYS: Final = frozenset({"actions", "tiers", "configurations", "metrics"})
+TIER_KEYS: Final = frozenset({"plugins"})
+PLUGIN_KEYS: Final = frozenset({"name", "arguments", *ENABLE_FLAGS})
+CONFIGURATION_KEYS: Final = frozenset({"name", "arguments"})
+
+
 class ConfError(ValueError):
     """A volcano-scheduler.conf that cannot be used; the message names the field."""
+
+
+class UnknownNameError(ConfError):
+    """An action or plugin name no registry knows; refused even where Volcano only logs it."""
+
+
+def closest(name: str, known: Collection[str]) -> str:
+    """`` (did you mean 'x'?)`` for the nearest known name, or nothing."""
+    # 0.8: close enough for a typo (gangg, enableJobOrdr), not for a different name.
+    match = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+class ConfDiagnostics:
+    """The warnings of one loaded conf: each is emitted once, however many sessions read it.
+
+    ``emit`` is where they go (the log by default; ``simulate`` prints them on stderr).
+    """
+
+    def __init__(self, emit: Callable[[str], None] | None = None) -> None:
+        self.emit = emit if emit is not None else _log_warning
+        self.warnings: list[str] = []
+        self._seen: set[str] = set()
+
+    def warn(self, message: str) -> None:
+        if message in self._seen:
+            return
+        self._seen.add(message)
+        self.warnings.append(message)
+        self.emit(message)
+
+
+def _log_warning(message: str) -> None:
+    log.warning("%s", message)
 
 
 @dataclass(slots=True)
@@ -110,6 +170,8 @@ class SchedulerConf:
     tiers: list[Tier]
     configurations: dict[str, dict[str, Any]] = field(default_factory=dict)
     metrics: dict[str, str] = field(default_factory=dict)
+    # Where this conf's warnings go, once each; not part of the conf's value.
+    diagnostics: ConfDiagnostics = field(default_factory=ConfDiagnostics, compare=False, repr=False)
 
     def action_arguments(self, action: str) -> dict[str, Any]:
         return self.configurations.get(action, {})
@@ -134,11 +196,22 @@ def _as_list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _parse_plugin(raw: Any, where: str, apply_file_defaults: bool) -> PluginOption:
+def _warn_unknown_keys(
+    entry: Mapping[str, Any], allowed: Collection[str], where: str, diagnostics: ConfDiagnostics
+) -> None:
+    for key in entry:
+        if key not in allowed:
+            diagnostics.warn(f"{where}: unknown key {key!r}{closest(str(key), allowed)}; ignored")
+
+
+def _parse_plugin(
+    raw: Any, where: str, apply_file_defaults: bool, diagnostics: ConfDiagnostics
+) -> PluginOption:
     entry = _as_mapping(raw, where)
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise ConfError(f"{where}.name: a plugin needs a name")
+    _warn_unknown_keys(entry, PLUGIN_KEYS, f"{where} ({name})", diagnostics)
     flags: dict[str, bool | None] = {}
     for flag in ENABLE_FLAGS:
         value = entry.get(flag)
@@ -156,13 +229,18 @@ def parse_conf(
     known_actions: Iterable[str] | None = None,
     *,
     source: str = "volcano-scheduler.conf",
+    emit: Callable[[str], None] | None = None,
 ) -> SchedulerConf:
-    """Parse a volcano-scheduler.conf; ``known_actions`` (when given) rejects unknown names."""
-    try:
-        document = yaml.load(text, Loader=_ConfLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as error:
-        raise ConfError(f"{source}: not valid YAML: {error}") from error
+    """Parse a volcano-scheduler.conf; ``known_actions`` (when given) refuses unknown actions.
+
+    Plugin names and arguments are checked against a registry by ``conf_check.load_conf``,
+    which is what the scheduler and ``simulate`` call. Warnings go to ``emit`` (default: the
+    log), each once.
+    """
+    diagnostics = ConfDiagnostics(emit)
+    document, node = _first_document(text, source)
     root = _as_mapping(document, source)
+    _warn_unknown_keys(root, TOP_LEVEL_KEYS, source, diagnostics)
     actions_text = root.get("actions", "")
     if not isinstance(actions_text, str):
         raise ConfError(f"{source}: actions: expected a comma-separated string")
@@ -171,12 +249,15 @@ def parse_conf(
         known = set(known_actions)
         for name in actions:
             if name not in known:
-                raise ConfError(f"{source}: actions: failed to find Action {name!r}")
+                raise UnknownNameError(
+                    f"{source}: actions: failed to find Action {name!r}{closest(name, known)}"
+                )
     tiers = []
     for t, raw_tier in enumerate(_as_list(root.get("tiers"), f"{source}: tiers")):
         tier_map = _as_mapping(raw_tier, f"{source}: tiers[{t}]")
+        _warn_unknown_keys(tier_map, TIER_KEYS, f"{source}: tiers[{t}]", diagnostics)
         plugins = [
-            _parse_plugin(raw, f"{source}: tiers[{t}].plugins[{p}]", apply_file_defaults=True)
+            _parse_plugin(raw, f"{source}: tiers[{t}].plugins[{p}]", True, diagnostics)
             for p, raw in enumerate(_as_list(tier_map.get("plugins"), f"tiers[{t}].plugins"))
         ]
         names = {plugin.name for plugin in plugins}
@@ -188,17 +269,55 @@ def parse_conf(
         tiers.append(Tier(plugins))
     configurations: dict[str, dict[str, Any]] = {}
     for c, raw in enumerate(_as_list(root.get("configurations"), f"{source}: configurations")):
-        entry = _as_mapping(raw, f"{source}: configurations[{c}]")
+        where = f"{source}: configurations[{c}]"
+        entry = _as_mapping(raw, where)
         action = entry.get("name")
         if not isinstance(action, str):
-            raise ConfError(f"{source}: configurations[{c}].name: an action name is required")
+            raise ConfError(f"{where}.name: an action name is required")
+        _warn_unknown_keys(entry, CONFIGURATION_KEYS, f"{where} ({action})", diagnostics)
+        arguments = dict(_as_mapping(entry.get("arguments"), f"{where}.arguments"))
         if action in configurations:
-            continue  # upstream reads the first configuration of an action
-        configurations[action] = dict(
-            _as_mapping(entry.get("arguments"), f"{source}: configurations[{c}].arguments")
-        )
-    metrics = {str(k): str(v) for k, v in _as_mapping(root.get("metrics"), "metrics").items()}
-    return SchedulerConf(actions, tiers, configurations, metrics)
+            # Volcano reads the first configuration of an action.
+            diagnostics.warn(f"{where}: action {action!r} is configured above; ignored")
+            continue
+        configurations[action] = arguments
+    metrics = _metrics(node, source)
+    return SchedulerConf(actions, tiers, configurations, metrics, diagnostics)
+
+
+def _first_document(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    """The first YAML document, as yaml.v2 ``Unmarshal`` takes it (later ones are not read),
+    with its node tree for the fields Go decodes from source text."""
+    loader = _ConfLoader(text)  # a SafeLoader
+    try:
+        node = loader.get_node() if loader.check_node() else None
+        return (loader.construct_document(node) if node is not None else None), node
+    except yaml.YAMLError as error:
+        raise ConfError(f"{source}: not valid YAML: {error}") from error
+    finally:
+        loader.dispose()
+
+
+def _metrics(node: yaml.Node | None, source: str) -> dict[str, str]:
+    """``metrics`` as yaml.v2 fills a ``map[string]string``: every scalar as written
+    (``true`` stays ``true``, ``1.50`` stays ``1.50``)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    for key, value in node.value:
+        if key.value != "metrics":
+            continue
+        if isinstance(value, yaml.ScalarNode) and value.tag == "tag:yaml.org,2002:null":
+            return {}
+        if not isinstance(value, yaml.MappingNode):
+            raise ConfError(f"{source}: metrics: expected a mapping")
+        metrics = {}
+        for entry_key, entry_value in value.value:
+            if not isinstance(entry_value, yaml.ScalarNode):
+                raise ConfError(f"{source}: metrics.{entry_key.value}: expected a string")
+            null = entry_value.tag == "tag:yaml.org,2002:null"
+            metrics[str(entry_key.value)] = "" if null else str(entry_value.value)
+        return metrics
+    return {}
 
 
 def default_conf(known_actions: Iterable[str] | None = None) -> SchedulerConf:

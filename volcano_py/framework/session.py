@@ -662,7 +662,11 @@ class Session:
         return cached[1], cached[2]
 
     def action_arguments(self, action: str) -> Arguments:
-        return Arguments(self.conf.action_arguments(action), owner=action)
+        return Arguments(
+            self.conf.action_arguments(action),
+            owner=f"action {action}",
+            report=self.conf.diagnostics.warn,
+        )
 
     def record_job_event(self, job: JobInfo, event_type: str, reason: str, message: str) -> None:
         self.sink.record_event("PodGroup", job.namespace, job.name, event_type, reason, message)
@@ -685,10 +689,14 @@ def open_session(
         for option in tier.plugins:
             builder = builders.get(option.name)
             if builder is None:
+                # Only a conf built in code gets here: a loaded conf's names are checked.
                 log.error("failed to get plugin %s", option.name)
                 continue
             ssn._plugin_slot[option.name] = (tier_index, option)
-            plugin = builder(Arguments(option.arguments, owner=option.name))
+            arguments = Arguments(
+                option.arguments, owner=f"plugin {option.name}", report=conf.diagnostics.warn
+            )
+            plugin = builder(arguments)
             ssn.plugins[option.name] = plugin
             plugin.on_session_open(ssn)
     return ssn

@@ -25,7 +25,7 @@ import ssl
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,6 @@ from volcano_py.api.types import DEFAULT_QUEUE, DEFAULT_SCHEDULER_NAME, ROOT_QUE
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.node_selector import NodeSelector
 from volcano_py.framework.feasibility import FeasibilityOptions
-from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState
 from volcano_py.operator.binder import LiveBinder, PodFeed
 from volcano_py.operator.informer import WATCHED_KINDS, Informers, readiness_problem
@@ -46,7 +45,7 @@ from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
 from volcano_py.runtime.logsetup import flush_and_exit
 from volcano_py.runtime.loop import SchedulerLoop, describe
 from volcano_py.scheduler.cycle import CycleTimings
-from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
+from volcano_py.scheduler.registry import PluginRegistry, default_registry
 
 log = logging.getLogger(__name__)
 
@@ -96,14 +95,16 @@ class LiveScheduler:
         self,
         options: SchedulerOptions,
         *,
-        plugins: Mapping[str, PluginBuilder] | None = None,
+        plugins: PluginRegistry | None = None,
         access: ClusterAccess | None = None,
         on_lost_lease: Callable[[], None] = flush_and_exit,
     ) -> None:
         self.options = options
         self.access = access or ClusterAccess.load(options.kubeconfig)
         self.on_lost_lease = on_lost_lease
-        self.conf = ConfFile(options.scheduler_conf, BUILTIN_ACTIONS)
+        registry = plugins if plugins is not None else default_registry()
+        # Raises UnknownNameError for an unknown action or plugin: refuse to start.
+        self.conf = ConfFile(options.scheduler_conf, registry)
         self.cache = SchedulerCache(
             scheduler_names=frozenset(options.scheduler_names),
             default_queue=options.default_queue,
@@ -112,7 +113,7 @@ class LiveScheduler:
         self.loop_runner = SchedulerLoop(
             self.cache,
             self.conf,
-            plugins if plugins is not None else default_registry(),
+            registry,
             options.schedule_period,
             may_schedule=self.may_schedule,
             state=SchedulingState(clock=time.time, feasibility=options.feasibility),

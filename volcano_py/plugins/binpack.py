@@ -148,5 +148,12 @@ class BinpackPlugin:
         return None
 
 
+# The arguments this plugin reads (upstream binpack.go): one weight per resource listed in
+# binpack.resources.
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {BINPACK_WEIGHT, BINPACK_CPU, BINPACK_MEMORY, BINPACK_RESOURCES, BINPACK_RESOURCES_PREFIX + "*"}
+)
+
+
 def new(arguments: Arguments) -> BinpackPlugin:
     return BinpackPlugin(arguments)

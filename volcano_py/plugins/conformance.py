@@ -58,5 +58,9 @@ class ConformancePlugin:
         self._protected = {}
 
 
+# The arguments this plugin reads (upstream conformance.go reads no argument).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
+
+
 def new(arguments: Arguments) -> ConformancePlugin:
     return ConformancePlugin(arguments)

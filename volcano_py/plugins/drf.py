@@ -398,5 +398,9 @@ def _record_share(job: JobInfo, attr: DrfAttr) -> None:
     metrics.JOB_SHARE.labels(job_ns=job.namespace, job_id=job.name).set(attr.share)
 
 
+# The arguments this plugin reads: none (upstream drf.go; hierarchy is the enableHierarchy flag).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
+
+
 def new(arguments: Arguments) -> DrfPlugin:
     return DrfPlugin(arguments)

@@ -13,7 +13,7 @@ SubGroupPolicy checks inside the job functions).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Final
 
 from volcano_py import metrics
 from volcano_py.api.job import JobInfo
@@ -194,6 +194,10 @@ class GangPlugin:
             set_pod_group_condition(job, condition)
             metrics.UNSCHEDULE_TASK_COUNT.labels(job_id=job.name).set(unready)
         metrics.UNSCHEDULE_JOB_COUNT.set(unschedulable_jobs)
+
+
+# The arguments this plugin reads (upstream gang.go reads no argument).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
 
 
 def new(arguments: Arguments) -> GangPlugin:

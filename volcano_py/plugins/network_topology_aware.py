@@ -541,5 +541,20 @@ class NetworkTopologyAwarePlugin:
         return result
 
 
+# The arguments this plugin reads (the keys upstream network_topology_aware.go reads).
+ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
+        WEIGHT,
+        BINPACK_CPU,
+        BINPACK_MEMORY,
+        BINPACK_RESOURCES,
+        BINPACK_RESOURCES_PREFIX + "*",
+        NORMAL_POD_ENABLE,
+        NORMAL_POD_FADING,
+        EVICT_MAX_HYPER_NODES,
+    }
+)
+
+
 def new(arguments: Arguments) -> NetworkTopologyAwarePlugin:
     return NetworkTopologyAwarePlugin(arguments)

@@ -106,5 +106,9 @@ class OvercommitPlugin:
         self.inqueue = Resource()
 
 
+# The arguments this plugin reads (the key upstream overcommit.go reads).
+ARGUMENTS: Final[frozenset[str]] = frozenset({OVERCOMMIT_FACTOR_ARGUMENT})
+
+
 def new(arguments: Arguments) -> OvercommitPlugin:
     return OvercommitPlugin(arguments)

@@ -170,5 +170,9 @@ class PdbPlugin:
         self.budgets = []
 
 
+# The arguments this plugin reads (upstream pdb.go reads no argument).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
+
+
 def new(arguments: Arguments) -> PdbPlugin:
     return PdbPlugin(arguments)

@@ -10,6 +10,7 @@ Not ported yet: SubJobOrderFn (sub-group policies).
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from volcano_py.api.job import JobInfo
 from volcano_py.api.task import TaskInfo
@@ -106,6 +107,10 @@ class PriorityPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         return None
+
+
+# The arguments this plugin reads (upstream priority.go reads no argument).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
 
 
 def new(arguments: Arguments) -> PriorityPlugin:

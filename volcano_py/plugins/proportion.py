@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Final
 
 from volcano_py import metrics
 from volcano_py.api.job import JobInfo
@@ -438,6 +439,10 @@ class ProportionPlugin:
         future = allocations.allocated(attr).clone().add(task.resreq)
         fits, _ = future.less_equal_with_dimension_and_resources_name(attr.deserved, task.resreq)
         return fits
+
+
+# The arguments this plugin reads (upstream proportion.go reads no argument).
+ARGUMENTS: Final[frozenset[str]] = frozenset()
 
 
 def new(arguments: Arguments) -> ProportionPlugin:

@@ -5,16 +5,21 @@ quick (one small read a second), needs no dependency and survives the kubelet's 
 symlink swap. A file that cannot be read or parsed keeps the last good configuration, logs one
 line saying why, and counts ``volcano_scheduler_config_reload_failures_total``; the same broken
 content is not reported again every cycle.
+
+The file is checked against the plugin registry (``conf_check.load_conf``): an unknown action
+or plugin name at start raises ``UnknownNameError`` (the scheduler refuses to start rather
+than run without, say, gang scheduling); on a reload it is a failure like any other. A loaded
+file's warnings (unknown keys and arguments) are logged once per load.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
 from pathlib import Path
 
-from volcano_py.framework.conf import ConfError, SchedulerConf, default_conf, parse_conf
+from volcano_py.framework.conf import ConfError, SchedulerConf, UnknownNameError
+from volcano_py.framework.conf_check import ConfVocabulary, load_conf, load_default_conf
 from volcano_py.metrics import CONFIG_RELOAD_FAILURES
 
 log = logging.getLogger(__name__)
@@ -24,16 +29,18 @@ class ConfFile:
     """The scheduler configuration: the file's when it parses, else the last good one (the
     built-in default until the file first parses)."""
 
-    def __init__(self, path: str | None, known_actions: Iterable[str]) -> None:
+    def __init__(self, path: str | None, vocabulary: ConfVocabulary) -> None:
         self.path = Path(path) if path else None
-        self.known_actions = frozenset(known_actions)
-        self.conf: SchedulerConf = default_conf(self.known_actions)
+        self.vocabulary = vocabulary
+        self.conf: SchedulerConf = load_default_conf(vocabulary)
         self.source = "built-in default conf"
         self._digest: bytes | None = None
         self.reloads = 0
         self.failures = 0
+        self._starting = True
         # Read at start, as Volcano does: the first cycle already runs with the file's.
         self.current()
+        self._starting = False
 
     def current(self) -> SchedulerConf:
         """The configuration to use for the next cycle (reloading it if the file changed)."""
@@ -51,8 +58,10 @@ class ConfFile:
         if digest == self._digest:
             return self.conf
         try:
-            conf = parse_conf(content.decode("utf-8"), self.known_actions, source=str(self.path))
+            conf = load_conf(content.decode("utf-8"), self.vocabulary, source=str(self.path))
         except (ConfError, UnicodeDecodeError) as error:
+            if self._starting and isinstance(error, UnknownNameError):
+                raise
             self._fail(digest, f"{error}")
             return self.conf
         first = self.reloads == 0

@@ -4,17 +4,22 @@ Volcano's ``--plugins-dir``).
 
 Built-ins are named by module path and imported on first use, so the registry costs nothing
 at start-up and a missing optional dependency of one plugin cannot break the others.
+
+The registry is also what a conf is checked against (``framework.conf_check``): the names it
+knows and the ``ARGUMENTS`` / ``UNSUPPORTED_ARGUMENTS`` each module declares.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Collection, Iterator, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Final
 
 from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.conf_check import DeclaredArguments
 from volcano_py.framework.plugin import Action, Plugin, PluginBuilder
 
 log = logging.getLogger(__name__)
@@ -58,6 +63,22 @@ def _load(module_path: str, attribute: str) -> Any:
     return getattr(importlib.import_module(module_path), attribute)
 
 
+def _declared(source: Any) -> DeclaredArguments | None:
+    """``ARGUMENTS`` (and ``UNSUPPORTED_ARGUMENTS``) of a module or builder, if it has them."""
+    accepted = getattr(source, "ARGUMENTS", None)
+    if accepted is None:
+        return None
+    return DeclaredArguments(
+        frozenset(accepted), frozenset(getattr(source, "UNSUPPORTED_ARGUMENTS", ()))
+    )
+
+
+def declared_action_arguments(name: str) -> DeclaredArguments | None:
+    if name not in BUILTIN_ACTIONS:
+        return None
+    return _declared(importlib.import_module(BUILTIN_ACTIONS[name]))
+
+
 def new_action(name: str) -> Action:
     """A built-in action by name; each module exposes ``new() -> Action``."""
     action: Action = _load(BUILTIN_ACTIONS[name], "new")()
@@ -91,6 +112,30 @@ class PluginRegistry(Mapping[str, PluginBuilder]):
 
     def __len__(self) -> int:
         return len(set(BUILTIN_PLUGINS) | set(self._extra))
+
+    # ---- what a conf may name (framework.conf_check.ConfVocabulary)
+
+    def action_names(self) -> Collection[str]:
+        return BUILTIN_ACTIONS.keys()
+
+    def plugin_names(self) -> Collection[str]:
+        return frozenset(self)
+
+    def declared_action_arguments(self, name: str) -> DeclaredArguments | None:
+        return declared_action_arguments(name)
+
+    def declared_plugin_arguments(self, name: str) -> DeclaredArguments | None:
+        """The arguments a plugin declares; None (not checked) when it declares none or
+        cannot be loaded (the session then reports it)."""
+        try:
+            builder = self[name]
+        except KeyError:
+            return None
+        declared = _declared(builder)
+        if declared is None:
+            # Declared next to the builder, in its module.
+            declared = _declared(sys.modules.get(getattr(builder, "__module__", "") or ""))
+        return declared
 
 
 def discover_plugins() -> dict[str, PluginBuilder]:

@@ -76,17 +76,16 @@ class CapacityPlugin(CapacityState):
 
     def _parse_arguments(self) -> None:
         level = self.arguments.get_int(ANCESTOR_RECLAIM_LEVEL_KEY, 0)
+        # Through the arguments' channel: named once per conf load, not every session.
         if level < 0:
-            log.warning(
-                "capacity: %s should be non-negative, got %d; using 0",
-                ANCESTOR_RECLAIM_LEVEL_KEY,
-                level,
+            self.arguments.warn(
+                f"{ANCESTOR_RECLAIM_LEVEL_KEY} should be non-negative, got {level}; using 0"
             )
             level = 0
         self.ancestor_reclaim_level = level
         for key in (DRA_ENABLE_KEY, DRA_CONSUMABLE_CAPACITY_KEY):
             if self.arguments.get_bool(key, False):
-                log.warning("capacity: %s is not supported; DRA quota is not enforced", key)
+                self.arguments.warn(f"{key} is not supported; DRA quota is not enforced")
 
     def on_session_open(self, ssn: Session) -> None:
         self._parse_arguments()

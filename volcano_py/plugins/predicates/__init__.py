@@ -11,6 +11,12 @@ import each other.
 
 from __future__ import annotations
 
-from volcano_py.plugins.predicates.plugin import ARGUMENTS, PLUGIN_NAME, PredicatesPlugin, new
+from volcano_py.plugins.predicates.plugin import (
+    ARGUMENTS,
+    PLUGIN_NAME,
+    UNSUPPORTED_ARGUMENTS,
+    PredicatesPlugin,
+    new,
+)
 
-__all__ = ["ARGUMENTS", "PLUGIN_NAME", "PredicatesPlugin", "new"]
+__all__ = ["ARGUMENTS", "PLUGIN_NAME", "UNSUPPORTED_ARGUMENTS", "PredicatesPlugin", "new"]

@@ -274,6 +274,7 @@ class PredicatesPlugin:
         return None
 
 
+# The arguments this plugin acts on (upstream predicates.go).
 ARGUMENTS: Final[frozenset[str]] = frozenset(
     {
         NODE_AFFINITY_ENABLE,
@@ -282,8 +283,14 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         POD_AFFINITY_ENABLE,
         POD_TOPOLOGY_SPREAD_ENABLE,
         CACHE_ENABLE,
-        PROPORTIONAL_PREFIX + "*",
+    }
+)
+# Read by Volcano (now, or by the releases whose guides still show them) for what volcano-py
+# does not model: the conf checks name each as having no effect, and the plugin says why once.
+UNSUPPORTED_ARGUMENTS: Final[frozenset[str]] = frozenset(
+    {
         *UNPORTED,
+        PROPORTIONAL_PREFIX + "*",
     }
 )
 
