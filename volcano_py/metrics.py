@@ -36,80 +36,141 @@ def _buckets(low: float, high: float, count: int) -> list[float]:
 E2E_SCHEDULING_LATENCY: Final = Histogram(
     "e2e_scheduling_latency_milliseconds",
     "E2e scheduling latency in milliseconds (scheduling algorithm + binding)",
-    namespace=NAMESPACE, buckets=_buckets(1, 5000, 20), registry=REGISTRY,
+    namespace=NAMESPACE,
+    buckets=_buckets(1, 5000, 20),
+    registry=REGISTRY,
 )
 OPEN_SESSION_DURATION: Final = Histogram(
-    "open_session_duration_milliseconds", "Duration of opening a session in milliseconds",
-    namespace=NAMESPACE, buckets=_buckets(1, 5000, 20), registry=REGISTRY,
+    "open_session_duration_milliseconds",
+    "Duration of opening a session in milliseconds",
+    namespace=NAMESPACE,
+    buckets=_buckets(1, 5000, 20),
+    registry=REGISTRY,
 )
 E2E_JOB_SCHEDULING_LATENCY: Final = Histogram(
-    "e2e_job_scheduling_latency_milliseconds", "E2e job scheduling latency in milliseconds",
-    namespace=NAMESPACE, buckets=_buckets(100, 120000, 30), registry=REGISTRY,
+    "e2e_job_scheduling_latency_milliseconds",
+    "E2e job scheduling latency in milliseconds",
+    namespace=NAMESPACE,
+    buckets=_buckets(100, 120000, 30),
+    registry=REGISTRY,
 )
 PLUGIN_SCHEDULING_LATENCY: Final = Histogram(
-    "plugin_scheduling_latency_milliseconds", "Plugin scheduling latency in milliseconds",
-    ["plugin", "OnSession"], namespace=NAMESPACE, buckets=_buckets(0.1, 100, 15),
+    "plugin_scheduling_latency_milliseconds",
+    "Plugin scheduling latency in milliseconds",
+    ["plugin", "OnSession"],
+    namespace=NAMESPACE,
+    buckets=_buckets(0.1, 100, 15),
     registry=REGISTRY,
 )
 ACTION_SCHEDULING_LATENCY: Final = Histogram(
-    "action_scheduling_latency_milliseconds", "Action scheduling latency in milliseconds",
-    ["action"], namespace=NAMESPACE, buckets=_buckets(1, 2000, 20), registry=REGISTRY,
+    "action_scheduling_latency_milliseconds",
+    "Action scheduling latency in milliseconds",
+    ["action"],
+    namespace=NAMESPACE,
+    buckets=_buckets(1, 2000, 20),
+    registry=REGISTRY,
 )
 TASK_SCHEDULING_LATENCY: Final = Histogram(
-    "task_scheduling_latency_milliseconds", "Task scheduling latency in milliseconds",
-    ["stage"], namespace=NAMESPACE, buckets=_buckets(50, 60000, 30), registry=REGISTRY,
+    "task_scheduling_latency_milliseconds",
+    "Task scheduling latency in milliseconds",
+    ["stage"],
+    namespace=NAMESPACE,
+    buckets=_buckets(50, 60000, 30),
+    registry=REGISTRY,
 )
 SCHEDULING_STAGE_DURATION: Final = Histogram(
-    "scheduling_stage_duration_milliseconds", "Scheduling stage duration in milliseconds",
-    ["stage"], namespace=NAMESPACE, buckets=_buckets(0.1, 500, 20), registry=REGISTRY,
+    "scheduling_stage_duration_milliseconds",
+    "Scheduling stage duration in milliseconds",
+    ["stage"],
+    namespace=NAMESPACE,
+    buckets=_buckets(0.1, 500, 20),
+    registry=REGISTRY,
 )
 SCHEDULE_ATTEMPTS: Final = Counter(
-    "schedule_attempts", "Number of attempts to schedule pods, by result",
-    ["result"], namespace=NAMESPACE, registry=REGISTRY,
+    "schedule_attempts",
+    "Number of attempts to schedule pods, by result",
+    ["result"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 POD_PREEMPTION_VICTIMS: Final = Gauge(
-    "pod_preemption_victims", "Number of selected preemption victims",
-    namespace=NAMESPACE, registry=REGISTRY,
+    "pod_preemption_victims",
+    "Number of selected preemption victims",
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 EVICTION_TRANSACTIONS: Final = Counter(
-    "eviction_transactions", "Number of committed statements that evicted tasks",
-    ["action"], namespace=NAMESPACE, registry=REGISTRY,
+    "eviction_transactions",
+    "Number of committed statements that evicted tasks",
+    ["action"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 UNSCHEDULE_TASK_COUNT: Final = Gauge(
-    "unschedule_task_count", "Number of tasks could not be scheduled",
-    ["job_id"], namespace=NAMESPACE, registry=REGISTRY,
+    "unschedule_task_count",
+    "Number of tasks could not be scheduled",
+    ["job_id"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 UNSCHEDULE_JOB_COUNT: Final = Gauge(
-    "unschedule_job_count", "Number of jobs could not be scheduled",
-    namespace=NAMESPACE, registry=REGISTRY,
+    "unschedule_job_count",
+    "Number of jobs could not be scheduled",
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 JOB_SHARE: Final = Gauge(
-    "job_share", "Share for one job", ["job_ns", "job_id"], namespace=NAMESPACE,
+    "job_share",
+    "Share for one job",
+    ["job_ns", "job_id"],
+    namespace=NAMESPACE,
     registry=REGISTRY,
 )
 JOB_RETRY_COUNTS: Final = Counter(
-    "job_retry_counts", "Number of retry counts for one job", ["job_id"],
-    namespace=NAMESPACE, registry=REGISTRY,
+    "job_retry_counts",
+    "Number of retry counts for one job",
+    ["job_id"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 E2E_JOB_SCHEDULING_DURATION: Final = Gauge(
-    "e2e_job_scheduling_duration", "E2e job scheduling duration",
-    ["job_name", "queue", "job_namespace"], namespace=NAMESPACE, registry=REGISTRY,
+    "e2e_job_scheduling_duration",
+    "E2e job scheduling duration",
+    ["job_name", "queue", "job_namespace"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 CONFIG_RELOAD_FAILURES: Final = Counter(
     "scheduler_config_reload_failures",
     "volcano-py: times the scheduler configuration could not be reloaded (kept the last good)",
-    namespace=NAMESPACE, registry=REGISTRY,
+    namespace=NAMESPACE,
+    registry=REGISTRY,
 )
 
 
 def _queue_gauges(kind: str, help_text: str) -> tuple[Gauge, Gauge, Gauge]:
     return (
-        Gauge(f"queue_{kind}_milli_cpu", f"{help_text} cpu of one queue", ["queue_name"],
-              namespace=NAMESPACE, registry=REGISTRY),
-        Gauge(f"queue_{kind}_memory_bytes", f"{help_text} memory of one queue", ["queue_name"],
-              namespace=NAMESPACE, registry=REGISTRY),
-        Gauge(f"queue_{kind}_scalar_resources", f"{help_text} scalar resources of one queue",
-              ["queue_name", "resource"], namespace=NAMESPACE, registry=REGISTRY),
+        Gauge(
+            f"queue_{kind}_milli_cpu",
+            f"{help_text} cpu of one queue",
+            ["queue_name"],
+            namespace=NAMESPACE,
+            registry=REGISTRY,
+        ),
+        Gauge(
+            f"queue_{kind}_memory_bytes",
+            f"{help_text} memory of one queue",
+            ["queue_name"],
+            namespace=NAMESPACE,
+            registry=REGISTRY,
+        ),
+        Gauge(
+            f"queue_{kind}_scalar_resources",
+            f"{help_text} scalar resources of one queue",
+            ["queue_name", "resource"],
+            namespace=NAMESPACE,
+            registry=REGISTRY,
+        ),
     )
 
 
@@ -124,12 +185,19 @@ QUEUE_RESOURCE_GAUGES: Final = {
         ("inqueue", "Inqueue"),
     )
 }
-QUEUE_SHARE: Final = Gauge("queue_share", "Share for one queue", ["queue_name"],
-                           namespace=NAMESPACE, registry=REGISTRY)
-QUEUE_WEIGHT: Final = Gauge("queue_weight", "Weight for one queue", ["queue_name"],
-                            namespace=NAMESPACE, registry=REGISTRY)
-QUEUE_OVERUSED: Final = Gauge("queue_overused", "If one queue is overused", ["queue_name"],
-                              namespace=NAMESPACE, registry=REGISTRY)
+QUEUE_SHARE: Final = Gauge(
+    "queue_share", "Share for one queue", ["queue_name"], namespace=NAMESPACE, registry=REGISTRY
+)
+QUEUE_WEIGHT: Final = Gauge(
+    "queue_weight", "Weight for one queue", ["queue_name"], namespace=NAMESPACE, registry=REGISTRY
+)
+QUEUE_OVERUSED: Final = Gauge(
+    "queue_overused",
+    "If one queue is overused",
+    ["queue_name"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
+)
 
 
 def update_queue_resource(kind: str, queue: str, resource: Resource) -> None:

@@ -10,6 +10,7 @@ from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
+from volcano_py.api.node_usage import NodeUsage
 from volcano_py.api.queue import QueueInfo
 
 
@@ -26,3 +27,5 @@ class ClusterSnapshot:
     pod_disruption_budgets: list[Mapping[str, Any]] = field(default_factory=list)
     # The HyperNode tree over ``node_list`` (shared, never mutated); None without HyperNodes.
     hyper_node_tree: HyperNodeTree | None = None
+    # Real load of the nodes that have metrics (``NodeInfo.ResourceUsage``); others have none.
+    node_usage: dict[str, NodeUsage] = field(default_factory=dict)

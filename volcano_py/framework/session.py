@@ -88,6 +88,9 @@ class SchedulingState:
     sessions: int = 0
     seed: int = 0
     clock: Callable[[], float] = field(default=lambda: 0.0)
+    # What a plugin keeps between sessions (upstream keeps it in package globals, such as
+    # rescheduling's last run time), under the plugin's name.
+    plugin_memory: dict[str, Any] = field(default_factory=dict)
 
 
 def as_statuses(result: PredicateResult) -> tuple[Status, ...]:
@@ -129,6 +132,8 @@ class Session:
         # not supported, so that is the only sub-job a job has).
         self.sub_jobs: dict[str, SubJobInfo] = {}
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
+        # Real load of the nodes with metrics, by name (``NodeInfo.ResourceUsage``).
+        self.node_usage = snapshot.node_usage
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),

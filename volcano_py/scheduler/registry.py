@@ -43,6 +43,9 @@ BUILTIN_PLUGINS: Final = {
     "binpack": "volcano_py.plugins.binpack",
     "pdb": "volcano_py.plugins.pdb",
     "network-topology-aware": "volcano_py.plugins.network_topology_aware",
+    "usage": "volcano_py.plugins.usage",
+    "extender": "volcano_py.plugins.extender",
+    "rescheduling": "volcano_py.plugins.rescheduling",
 }
 
 ENTRY_POINT_GROUP: Final = "volcano_py.plugins"
