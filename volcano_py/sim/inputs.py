@@ -15,6 +15,7 @@ from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
 from volcano_py.sim.loader import Document, SimInputError
+from volcano_py.sim.node_usage import usage_problem
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,9 @@ def _default_node(document: Document) -> dict[str, Any]:
         )
     status.setdefault("allocatable", dict(status.get("capacity") or {}))
     status.setdefault("capacity", dict(status["allocatable"]))
+    problem = usage_problem(node)
+    if problem is not None:
+        raise document.error(*problem)
     return node
 
 
