@@ -43,6 +43,9 @@ class FakeExtender(BaseHTTPRequestHandler):
     """POST /<verb>: records the JSON body, answers what ``answers[verb]`` returns."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, as a Go extender serves
+    # One send per answer, as a Go server writes it (separate header and body writes meet
+    # the client's delayed ACK: 40 ms per call).
+    wbufsize = -1
     answers: ClassVar[dict[str, Answer]] = {}
     calls: ClassVar[list[tuple[str, dict[str, Any]]]] = []
     raw: ClassVar[bytes | None] = None
@@ -64,6 +67,7 @@ class FakeExtender(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+        self.wfile.flush()
 
     def log_message(self, format: str, *args: Any) -> None:
         return None

@@ -103,7 +103,8 @@ class PrometheusMetricsClient:
         if not address:
             raise MetricsSourceError("metrics.address: metrics address is empty")
         self.address = address.rstrip("/")
-        self.insecure_skip_verify = conf.get("tls.insecureSkipVerify") == "true"
+        # "true" as upstream compares it; "True" is how our conf reader spells a YAML true.
+        self.insecure_skip_verify = conf.get("tls.insecureSkipVerify") in ("true", "True")
         if self.insecure_skip_verify:
             log.warning(
                 "WARNING: TLS certificate verification is disabled which is insecure. "

@@ -24,9 +24,11 @@ failure; a failed onSessionOpen without it registers nothing for the session.
 
 Cost: upstream calls predicate once per task and node, and so does this plugin (the protocol
 has no batched form): one keep-alive HTTP round trip per (task, node that passed the other
-predicates), only for tasks the extender is interested in; prioritize is one call per task
-with every candidate node; the others one call per decision. Nothing is called for a verb
-left unset.
+predicates), only for tasks the extender is interested in, sequentially (upstream runs 16 in
+parallel). Measured against a Python ``http.server`` extender on 127.0.0.1: about 0.75 ms per
+node, most of it the server and the node's JSON (0.77 s per task at 1k nodes, 3.8 s at 5k).
+Prioritize is one call per task with every candidate node; the other verbs one call per
+decision. Nothing is called for a verb left unset.
 """
 
 from __future__ import annotations
