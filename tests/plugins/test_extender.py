@@ -32,7 +32,12 @@ from volcano_py.plugins.extender import (
     has_resources_in_list,
     is_interested,
 )
-from volcano_py.plugins.extender.client import MAX_BODY_SIZE, ExtenderClient, ExtenderError
+from volcano_py.plugins.extender.client import (
+    MAX_BODY_SIZE,
+    ExtenderClient,
+    ExtenderError,
+    close_clients,
+)
 from volcano_py.scheduler.cycle import run_cycle
 from volcano_py.scheduler.registry import PluginRegistry
 
@@ -84,6 +89,7 @@ def server() -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/"
     finally:
+        close_clients()
         httpd.shutdown()
         httpd.server_close()
 
@@ -105,6 +111,7 @@ def test_max_body_size_limit_upstream(server: str) -> None:
     client = ExtenderClient(server, 5.0)
     with pytest.raises(ExtenderError, match="http: request body too large"):
         client.send("test", {"task": {}, "node": {}})
+    client.close()
 
 
 def pod_with(containers: list[dict[str, Any]], init: list[dict[str, Any]] | None = None) -> Any:

@@ -108,3 +108,11 @@ def client_for(url_prefix: str, timeout: float) -> ExtenderClient:
         if found is None:
             found = _clients[key] = ExtenderClient(url_prefix, timeout)
         return found
+
+
+def close_clients() -> None:
+    """Close every shared connection (at shutdown, or when a test's extender goes away)."""
+    with _clients_lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()

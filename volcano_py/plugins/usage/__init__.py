@@ -38,7 +38,7 @@ from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.node_usage import NO_USAGE, NODE_METRICS_PERIOD
 from volcano_py.api.quantity import QuantityError, quantity_milli_value, quantity_value
-from volcano_py.api.task import TaskInfo
+from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.api.types import Status, StatusCode, TaskStatus
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
@@ -217,7 +217,7 @@ def should_add_to_shadow_cache(task: TaskInfo, metrics_delay: float, now: float)
     if task.status in (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND):
         return True
     if task.status is TaskStatus.RUNNING:
-        started = _start_seconds(task.pod)
+        started = derived_fact(task, "usage.startTime", lambda t: _start_seconds(t.pod))
         return started is None or now - started < metrics_delay
     return False
 
@@ -300,7 +300,7 @@ class UsagePlugin:
 
         def on_allocate(event: Event) -> None:
             node = ssn.nodes.get(event.task.node_name)
-            if node is not None:
+            if node is not None and self._fresh[node.row]:
                 self._add(event.task, node)
 
         def on_deallocate(event: Event) -> None:
@@ -314,8 +314,11 @@ class UsagePlugin:
         ssn.add_batch_node_order_fn(self.name, self._batch_node_order)
 
     def _warm_up(self, ssn: Session) -> None:
-        """Count the pods already on nodes that the metrics cannot see yet."""
-        for node in ssn.node_list:
+        """Count the pods already on nodes that the metrics cannot see yet. Only nodes with
+        fresh metrics: elsewhere the plugin passes and scores 0 whatever the shadow, so a
+        cluster without metrics pays nothing here."""
+        for row in np.flatnonzero(self._fresh):
+            node = ssn.node_list[int(row)]
             for task in node.tasks.values():
                 if should_add_to_shadow_cache(task, self.metrics_interval, ssn.now):
                     self._add(task, node)
