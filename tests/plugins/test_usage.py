@@ -769,6 +769,7 @@ def test_batch_scores_equal_the_scalar_rule(
     assert isinstance(instance, UsagePlugin)
     for i, (_, _, shadow_cpu, shadow_mem, _) in enumerate(nodes):
         instance.shadow.add_estimate(f"n{i}", f"t{i}", shadow_cpu, shadow_mem)
+    instance.rescore()
     rows = np.arange(len(nodes), dtype=np.intp)
     task = TaskInfo.from_pod(pending_pod("p"))
     batch = instance._batch_node_order(task, rows)
@@ -828,3 +829,26 @@ def test_overloaded_node_is_never_chosen_and_the_reason_is_reported() -> None:
     assert NODE_USAGE_CPU_EXTEND in job.fit_error()
     close_session(ssn)
     assert cache.tasks["c1/p0"].node_name == ""
+
+
+def test_scores_kept_per_row_match_a_full_rescore_after_allocations_and_rollbacks() -> None:
+    objects = [*COMMON, ("Pod", pending_pod("p1")), ("Pod", pending_pod("p2"))]
+    objects += [("Node", four_cpu_node(f"n{i}")) for i in range(1, 4)]
+    node_usage = {f"n{i}": usage_at(10 * i, 20 * i, NOW) for i in range(1, 4)}
+    ssn = make_session(objects, node_usage, {}, "enableNodeOrder")
+    instance = ssn.plugins["usage"]
+    assert isinstance(instance, UsagePlugin)
+    rows = np.arange(3, dtype=np.intp)
+    first, second = sorted(ssn.jobs["c1/pg1"].tasks.values(), key=lambda t: t.name)
+    statement = ssn.statement()
+    statement.allocate(first, ssn.nodes["n1"])
+    statement.allocate(second, ssn.nodes["n1"])
+    kept = instance._batch_node_order(first, rows).copy()
+    instance.rescore()
+    assert kept == pytest.approx(instance._batch_node_order(first, rows))
+    assert kept[0] == pytest.approx(293.75)  # 425 without the shadow of 2 x 70% of 1 CPU, 1Gi
+    statement.discard()
+    kept = instance._batch_node_order(first, rows).copy()
+    instance.rescore()
+    assert kept == pytest.approx(instance._batch_node_order(first, rows))
+    assert instance.shadow.is_clean()

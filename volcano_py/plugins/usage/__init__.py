@@ -235,6 +235,7 @@ class UsagePlugin:
         self._real_cpu: FloatArray = np.zeros(0)
         self._real_mem: FloatArray = np.zeros(0)
         self._fresh: np.ndarray[Any, np.dtype[np.bool_]] = np.zeros(0, dtype=np.bool_)
+        self._scores: FloatArray = np.zeros(0)
 
     # ------------------------------------------------------------------ per node
 
@@ -297,14 +298,22 @@ class UsagePlugin:
         self.metrics_interval = metrics_interval(ssn.conf.metrics)
         self._read_usage(ssn)
         self._warm_up(ssn)
+        self.rescore()
 
         def on_allocate(event: Event) -> None:
             node = ssn.nodes.get(event.task.node_name)
             if node is not None and self._fresh[node.row]:
                 self._add(event.task, node)
+                self._scores[node.row] = self.node_score(node.row)
 
         def on_deallocate(event: Event) -> None:
+            snapshot = self.shadow.get_snapshot(event.task.uid)
+            if snapshot is None:
+                return
             self.shadow.sub_estimate_by_snapshot(event.task.uid)
+            node = ssn.nodes.get(snapshot.node_name)
+            if node is not None:
+                self._scores[node.row] = self.node_score(node.row)
 
         ssn.add_event_handler(
             EventHandler(allocate=on_allocate, deallocate=on_deallocate, owner=self.name)
@@ -336,19 +345,25 @@ class UsagePlugin:
 
         return NodeMask(passed, reason)
 
-    def _batch_node_order(self, task: TaskInfo, rows: IntArray) -> FloatArray:
+    def rescore(self) -> None:
+        """Every node's score, vectorised. A node's score changes only when the shadow on it
+        does (one allocation or rollback: one row rescored), so scoring a task is a lookup."""
         config = self.config
+        rows = np.arange(len(self._node_names), dtype=np.intp)
         shadow_cpu, shadow_mem = self.shadow.rows(rows)
-        cpu = composite_utilization_rows(self._real_cpu[rows], shadow_cpu, self._capacity_cpu[rows])
-        mem = composite_utilization_rows(self._real_mem[rows], shadow_mem, self._capacity_mem[rows])
+        cpu = composite_utilization_rows(self._real_cpu, shadow_cpu, self._capacity_cpu)
+        mem = composite_utilization_rows(self._real_mem, shadow_mem, self._capacity_mem)
         scores = node_scores_rows(
             cpu, mem, config.cpu_weight, config.memory_weight, config.usage_weight
         )
-        result: FloatArray = np.where(self._fresh[rows], scores, 0.0)
+        self._scores = np.where(self._fresh, scores, 0.0)
+
+    def _batch_node_order(self, task: TaskInfo, rows: IntArray) -> FloatArray:
+        result: FloatArray = self._scores[rows]
         return result
 
     def node_score(self, row: int) -> float:
-        """The scalar rule for one session row (the reference ``_batch_node_order`` follows)."""
+        """The scalar rule for one session row (the reference ``rescore`` follows)."""
         if not self._fresh[row]:
             return 0.0
         cpu, mem = self.composite(row)
