@@ -296,9 +296,6 @@ class SchedulerCache:
                 matrix=matrix,
                 queues={name: queue.clone() for name, queue in self.queues.items()},
                 priority_classes=dict(self.priority_classes),
-                hyper_nodes=list(self.hyper_nodes.values()),
-                hyper_node_tree=self._hyper_node_tree([node.name for node in ready]),
-                pod_disruption_budgets=list(self.pod_disruption_budgets.values()),
                 node_usage=(
                     {
                         node.name: self.node_usage[node.name]
@@ -308,6 +305,9 @@ class SchedulerCache:
                     if self.node_usage
                     else {}
                 ),
+                hyper_nodes=list(self.hyper_nodes.values()),
+                hyper_node_tree=self._hyper_node_tree([node.name for node in ready]),
+                pod_disruption_budgets=list(self.pod_disruption_budgets.values()),
             )
 
     # ---- node metrics

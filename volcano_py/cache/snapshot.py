@@ -23,9 +23,9 @@ class ClusterSnapshot:
     matrix: NodeMatrix
     queues: dict[str, QueueInfo]
     priority_classes: dict[str, int] = field(default_factory=dict)
+    # Real load of the nodes that have metrics (``NodeInfo.ResourceUsage``); others have none.
+    node_usage: dict[str, NodeUsage] = field(default_factory=dict)
     hyper_nodes: list[Mapping[str, Any]] = field(default_factory=list)
     pod_disruption_budgets: list[Mapping[str, Any]] = field(default_factory=list)
     # The HyperNode tree over ``node_list`` (shared, never mutated); None without HyperNodes.
     hyper_node_tree: HyperNodeTree | None = None
-    # Real load of the nodes that have metrics (``NodeInfo.ResourceUsage``); others have none.
-    node_usage: dict[str, NodeUsage] = field(default_factory=dict)

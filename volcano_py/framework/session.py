@@ -122,6 +122,8 @@ class Session:
         self.matrix: NodeMatrix = snapshot.matrix
         self.queues: dict[str, QueueInfo] = snapshot.queues
         self.priority_classes = snapshot.priority_classes
+        # Real load of the nodes with metrics, by name (``NodeInfo.ResourceUsage``).
+        self.node_usage = snapshot.node_usage
         self.hyper_nodes = snapshot.hyper_nodes
         # The HyperNode tree over the session's nodes; None when the cluster has none, and the
         # bare virtual root is then only made if something asks for ``topology``.
@@ -132,8 +134,6 @@ class Session:
         # not supported, so that is the only sub-job a job has).
         self.sub_jobs: dict[str, SubJobInfo] = {}
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
-        # Real load of the nodes with metrics, by name (``NodeInfo.ResourceUsage``).
-        self.node_usage = snapshot.node_usage
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),

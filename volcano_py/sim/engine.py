@@ -28,8 +28,8 @@ from volcano_py.framework.conf import SchedulerConf
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.registry import new_action
+from volcano_py.sim import node_usage
 from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
-from volcano_py.sim.node_usage import nodes_usage
 
 DEFAULT_MAX_CYCLES: Final = 20
 # Controller passes per cycle: each pass handles what the previous one triggered.
@@ -338,10 +338,10 @@ class Simulation:
         """One cycle; True if anything changed."""
         self.cycles += 1
         self.time = float(self.cycles)
+        self._collect_node_usage()
         before = self.cluster.changes
         self._advance_pods()
         self._run_controllers()
-        self._collect_node_usage()
         ssn = open_session(self.cache.snapshot(), self.conf, self.plugins, self.cache, self.state)
         for name in self.conf.actions:
             new_action(name).execute(ssn)
@@ -352,7 +352,7 @@ class Simulation:
 
     def _collect_node_usage(self) -> None:
         """What a metrics collection would put in the cache: the annotated node load."""
-        usage = nodes_usage(self.cluster.items("Node"), self.time)
+        usage = node_usage.nodes_usage(self.cluster.items("Node"), self.time)
         if usage:
             self.cache.set_node_usage(usage)
 

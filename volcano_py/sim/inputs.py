@@ -90,6 +90,9 @@ def _default_pod(document: Document) -> dict[str, Any]:
 
 def _default_node(document: Document) -> dict[str, Any]:
     node = copy.deepcopy(document.obj)
+    problem = usage_problem(node)
+    if problem is not None:
+        raise document.error(*problem)
     status = node.setdefault("status", {})
     _check_quantities(document, status.get("allocatable"), "status.allocatable")
     _check_quantities(document, status.get("capacity"), "status.capacity")
@@ -99,9 +102,6 @@ def _default_node(document: Document) -> dict[str, Any]:
         )
     status.setdefault("allocatable", dict(status.get("capacity") or {}))
     status.setdefault("capacity", dict(status["allocatable"]))
-    problem = usage_problem(node)
-    if problem is not None:
-        raise document.error(*problem)
     return node
 
 
