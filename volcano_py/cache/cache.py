@@ -20,6 +20,7 @@ from volcano_py.api.job import JobInfo, PodGroupInfo
 from volcano_py.api.namespace import NamespaceCollection, QuotaSpecError, QuotaStatus
 from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
+from volcano_py.api.node_usage import NodeUsage
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo, pod_key
@@ -118,6 +119,8 @@ class SchedulerCache:
     # Every tracked pod's task, by pod key (namespace/name), with or without a job.
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     matrix: NodeMatrix = field(default_factory=NodeMatrix)
+    # Real node load from the metrics source (``setMetricsData``), by node name.
+    node_usage: dict[str, NodeUsage] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     # ------------------------------------------------------------------ events
@@ -213,6 +216,7 @@ class SchedulerCache:
 
     def _drop_node(self, name: str) -> None:
         node = self.nodes.pop(name)
+        self.node_usage.pop(name, None)
         self.matrix.free_row(node.row)
         self.node_list.remove(name)
 
@@ -333,6 +337,15 @@ class SchedulerCache:
                 matrix=matrix,
                 queues={name: queue.clone() for name, queue in self.queues.items()},
                 priority_classes=dict(self.priority_classes),
+                node_usage=(
+                    {
+                        node.name: self.node_usage[node.name]
+                        for node in ready
+                        if node.name in self.node_usage
+                    }
+                    if self.node_usage
+                    else {}
+                ),
                 hyper_nodes=list(self.hyper_nodes.values()),
                 hyper_node_tree=self._hyper_node_tree([node.name for node in ready]),
                 pod_disruption_budgets=list(self.pod_disruption_budgets.values()),
@@ -341,6 +354,23 @@ class SchedulerCache:
                     for name, collection in self.namespace_collection.items()
                 },
             )
+
+    # ---- node metrics
+
+    def node_names(self) -> list[str]:
+        """The nodes a metrics collection asks about (``sc.NodeList``)."""
+        with self.lock:
+            return list(self.node_list)
+
+    def set_node_usage(self, usage: Mapping[str, NodeUsage]) -> None:
+        """Record collected node metrics (``setMetricsData``); a node the cache no longer
+        knows is skipped, as upstream."""
+        with self.lock:
+            for name, node_usage in usage.items():
+                if name not in self.nodes:
+                    log.error("The information about node %s cannot be found in the cache.", name)
+                    continue
+                self.node_usage[name] = node_usage
 
     def _hyper_node_tree(self, ready_nodes: list[str]) -> HyperNodeTree | None:
         """The HyperNode tree over the ready nodes, or None without any HyperNode (the session

@@ -11,6 +11,7 @@ from volcano_py.api.job import JobInfo
 from volcano_py.api.namespace import NamespaceInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
+from volcano_py.api.node_usage import NodeUsage
 from volcano_py.api.queue import QueueInfo
 
 
@@ -23,6 +24,8 @@ class ClusterSnapshot:
     matrix: NodeMatrix
     queues: dict[str, QueueInfo]
     priority_classes: dict[str, int] = field(default_factory=dict)
+    # Real load of the nodes that have metrics (``NodeInfo.ResourceUsage``); others have none.
+    node_usage: dict[str, NodeUsage] = field(default_factory=dict)
     hyper_nodes: list[Mapping[str, Any]] = field(default_factory=list)
     pod_disruption_budgets: list[Mapping[str, Any]] = field(default_factory=list)
     # The HyperNode tree over ``node_list`` (shared, never mutated); None without HyperNodes.

@@ -103,7 +103,8 @@ class SchedulingState:
     # How many feasible nodes a task's search stops at (the scheduler's command line).
     feasibility: FeasibilityOptions = field(default_factory=FeasibilityOptions)
     # What a plugin remembers from one session to the next, under its own name (tdm's time
-    # of its last eviction round). Upstream keeps such things in package globals.
+    # of its last eviction round, rescheduling's last run). Upstream keeps such things in
+    # package globals.
     plugin_memory: dict[str, Any] = field(default_factory=dict)
 
 
@@ -136,6 +137,8 @@ class Session:
         self.matrix: NodeMatrix = snapshot.matrix
         self.queues: dict[str, QueueInfo] = snapshot.queues
         self.priority_classes = snapshot.priority_classes
+        # Real load of the nodes with metrics, by name (``NodeInfo.ResourceUsage``).
+        self.node_usage = snapshot.node_usage
         self.hyper_nodes = snapshot.hyper_nodes
         # The HyperNode tree over the session's nodes; None when the cluster has none, and the
         # bare virtual root is then only made if something asks for ``topology``.

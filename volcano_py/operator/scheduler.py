@@ -44,6 +44,7 @@ from volcano_py.runtime.health import HttpEndpoints, Probes
 from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
 from volcano_py.runtime.logsetup import flush_and_exit
 from volcano_py.runtime.loop import SchedulerLoop, describe
+from volcano_py.runtime.node_metrics import NodeMetricsCollector
 from volcano_py.scheduler.cycle import CycleTimings
 from volcano_py.scheduler.registry import PluginRegistry, default_registry
 
@@ -131,6 +132,7 @@ class LiveScheduler:
         self.recorder: BatchedEventRecorder | None = None
         self.elector: LeaseElector | None = None
         self.endpoints: HttpEndpoints | None = None
+        self.node_metrics: NodeMetricsCollector | None = None
         self._last_bound = 0
         self._lost_lease = False
 
@@ -276,6 +278,9 @@ class LiveScheduler:
             tasks += self.evictor.start()
             tasks += self.status.start()
             tasks += self.recorder.start()
+            # Node usage for the usage and rescheduling plugins, every metrics.interval.
+            self.node_metrics = NodeMetricsCollector(self.cache, lambda: self.conf.conf.metrics)
+            tasks.append(asyncio.create_task(self.node_metrics.run(), name="node metrics"))
             if options.leader_elect:
                 self.elector = LeaseElector(api, options.lease, on_stopped_leading=self._lost)
                 election = asyncio.create_task(self.elector.run(), name="leader election")

@@ -54,6 +54,9 @@ BUILTIN_PLUGINS: Final = {
     "cdp": "volcano_py.plugins.cdp",
     "nodegroup": "volcano_py.plugins.nodegroup",
     "resource-strategy-fit": "volcano_py.plugins.resource_strategy_fit",
+    "usage": "volcano_py.plugins.usage",
+    "extender": "volcano_py.plugins.extender",
+    "rescheduling": "volcano_py.plugins.rescheduling",
 }
 
 ENTRY_POINT_GROUP: Final = "volcano_py.plugins"

@@ -28,6 +28,7 @@ from volcano_py.framework.conf import SchedulerConf
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.registry import new_action
+from volcano_py.sim import node_usage
 from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, timestamp
 from volcano_py.sim.quota import QuotaStatusController
 
@@ -350,6 +351,7 @@ class Simulation:
         """One cycle; True if anything changed."""
         self.cycles += 1
         self.time = float(self.cycles)
+        self._collect_node_usage()
         before = self.cluster.changes
         self._advance_pods()
         self._run_controllers()
@@ -361,6 +363,13 @@ class Simulation:
         self.last_session = ssn
         self._run_controllers()
         return self.cluster.changes != before
+
+    def _collect_node_usage(self) -> None:
+        """What a metrics collection would put in the cache: the annotated node load."""
+        # Stamped on the session clock (Unix seconds), which the usage plugin compares with.
+        usage = node_usage.nodes_usage(self.cluster.items("Node"), self.state.clock())
+        if usage:
+            self.cache.set_node_usage(usage)
 
     def run(self, cycles: int | None = None) -> None:
         if cycles is not None:

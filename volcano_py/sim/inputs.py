@@ -15,6 +15,7 @@ from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
 from volcano_py.sim.loader import Document, SimInputError
+from volcano_py.sim.node_usage import usage_problem
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,9 @@ def _default_pod(document: Document) -> dict[str, Any]:
 
 def _default_node(document: Document) -> dict[str, Any]:
     node = copy.deepcopy(document.obj)
+    problem = usage_problem(node)
+    if problem is not None:
+        raise document.error(*problem)
     status = node.setdefault("status", {})
     _check_quantities(document, status.get("allocatable"), "status.allocatable")
     _check_quantities(document, status.get("capacity"), "status.capacity")
