@@ -1,5 +1,5 @@
 """``volcano-py controllers`` as a process: one asyncio loop runs the informers (the
-scheduler's raw list+watch), the work queues of the job, PodGroup, queue and command
+scheduler's raw list+watch), the work queues of the job, PodGroup, queue, command and CronJob
 controllers, the Lease elector, the event recorder and the HTTP endpoints.
 
 The controllers are I/O-bound (one ``sync_job`` is microseconds next to its writes), so unlike
@@ -21,6 +21,7 @@ from typing import Any
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.ownership import job_of_owner
 from volcano_py.operator.controllers.commands import CommandConsumer
+from volcano_py.operator.controllers.cronjobs import CronJobController
 from volcano_py.operator.controllers.jobs import JobController
 from volcano_py.operator.controllers.kinds import PLUGIN_KINDS, WATCHED_KINDS
 from volcano_py.operator.controllers.podgroups import PodGroupController
@@ -73,6 +74,7 @@ class LiveControllers:
         self.pod_groups: PodGroupController | None = None
         self.queues: QueueController | None = None
         self.commands: CommandConsumer | None = None
+        self.cronjobs: CronJobController | None = None
         self._namespaced = {kind.kind: kind.namespaced for kind in WATCHED_KINDS}
 
     # ---- readiness
@@ -102,9 +104,12 @@ class LiveControllers:
         applied, old = self.store.apply(kind, event_type, obj, self._namespaced.get(kind, True))
         if not applied:
             return
-        assert self.jobs and self.pod_groups and self.queues and self.commands
+        assert self.jobs and self.pod_groups and self.queues and self.commands and self.cronjobs
         if kind == "Job":
             self.jobs.on_job(event_type, old, obj)
+            self.cronjobs.on_job(event_type, old, obj)
+        elif kind == "CronJob":
+            self.cronjobs.on_cronjob(event_type, old, obj)
         elif kind == "Pod":
             self.jobs.on_pod(event_type, old, obj)
             self.pod_groups.on_pod(event_type, obj)
@@ -134,10 +139,17 @@ class LiveControllers:
         self.commands = CommandConsumer(
             api, self.store, self.jobs, self.queues, may_work=self.may_work
         )
+        self.cronjobs = CronJobController(api, self.store, recorder, may_work=self.may_work)
 
     def work_queues(self) -> list[Any]:
-        assert self.jobs and self.pod_groups and self.queues and self.commands
-        return [self.jobs.queue, self.pod_groups.queue, self.queues.queue, self.commands.queue]
+        assert self.jobs and self.pod_groups and self.queues and self.commands and self.cronjobs
+        return [
+            self.jobs.queue,
+            self.pod_groups.queue,
+            self.queues.queue,
+            self.commands.queue,
+            self.cronjobs.queue,
+        ]
 
     # ---- the process
 

@@ -10,8 +10,11 @@ _WATCH: Final = frozenset({"list", "watch"})
 
 # (API group, resource, verbs) cluster-wide.
 CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
-    ("batch.volcano.sh", "jobs", frozenset({"list", "watch", "patch"})),
+    # create and delete: the CronJob controller's jobs.
+    ("batch.volcano.sh", "jobs", frozenset({"list", "watch", "patch", "create", "delete"})),
     ("batch.volcano.sh", "jobs/status", frozenset({"update"})),
+    ("batch.volcano.sh", "cronjobs", frozenset({"list", "watch"})),
+    ("batch.volcano.sh", "cronjobs/status", frozenset({"update"})),
     ("bus.volcano.sh", "commands", frozenset({"list", "watch", "delete"})),
     ("", "pods", frozenset({"list", "watch", "create", "delete", "patch"})),
     ("", "events", frozenset({"create", "patch"})),
