@@ -139,3 +139,15 @@ def test_a_suspended_cronjob_creates_nothing_and_is_not_requeued() -> None:
         assert harness.controller.timers == {}
 
     asyncio.run(scenario())
+
+
+def test_worker_threads_for_cronjob_is_upstreams_flag_and_sizes_the_queue() -> None:
+    from volcano_py.cli.main import build_parser
+    from volcano_py.operator.controllers.process import ControllersOptions, LiveControllers
+
+    args = build_parser().parse_args(["controllers", "--worker-threads-for-cronjob=7"])
+    assert args.worker_threads_for_cronjob == 7
+    assert build_parser().parse_args(["controllers"]).worker_threads_for_cronjob == 3
+    live = LiveControllers(ControllersOptions(cronjob_workers=7), access=object())  # type: ignore[arg-type]
+    live.build(MemoryApi(), Events())
+    assert live.cronjobs is not None and live.cronjobs.queue.workers == 7

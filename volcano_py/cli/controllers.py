@@ -41,6 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="jobs synced at once (default 5)",
     )
     controllers.add_argument(
+        "--worker-threads-for-cronjob",
+        type=int,
+        default=3,
+        metavar="N",
+        help="CronJobs synced at once (default 3)",
+    )
+    controllers.add_argument(
         "--events",
         choices=("all", "warnings", "none"),
         default="all",
@@ -62,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.worker_threads < 1:
             raise ValueError("--worker-threads must be at least 1")
+        if args.worker_threads_for_cronjob < 1:
+            raise ValueError("--worker-threads-for-cronjob must be at least 1")
         lease = lease_and_addresses(args)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -76,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         listen_address=args.listen_address,
         healthz_address=args.healthz_address,
         job_workers=args.worker_threads,
+        cronjob_workers=args.worker_threads_for_cronjob,
         events=args.events,
     )
     try:

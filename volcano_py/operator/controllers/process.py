@@ -52,6 +52,7 @@ class ControllersOptions:
     listen_address: str = ":8081"
     healthz_address: str = ":11252"
     job_workers: int = 5
+    cronjob_workers: int = 3
     events: str = "all"
 
 
@@ -139,7 +140,9 @@ class LiveControllers:
         self.commands = CommandConsumer(
             api, self.store, self.jobs, self.queues, may_work=self.may_work
         )
-        self.cronjobs = CronJobController(api, self.store, recorder, may_work=self.may_work)
+        self.cronjobs = CronJobController(
+            api, self.store, recorder, workers=options.cronjob_workers, may_work=self.may_work
+        )
 
     def work_queues(self) -> list[Any]:
         assert self.jobs and self.pod_groups and self.queues and self.commands and self.cronjobs
