@@ -108,3 +108,23 @@ def test_next_is_strictly_after_and_keeps_the_callers_zone() -> None:
     rome = START.astimezone(ZoneInfo("Europe/Rome"))
     upcoming = schedule.next(rome)
     assert upcoming is not None and upcoming.tzinfo == rome.tzinfo
+
+
+def test_daylight_saving_time_as_robfig_steps_through_it() -> None:
+    """robfig walks whole hours in the zone: a time in the spring-forward gap does not exist
+    that day (croniter alone would fire at 03:00), and one in the repeated fall-back hour
+    fires twice."""
+    new_york = ZoneInfo("America/New_York")
+    spring = parse_standard("TZ=America/New_York 30 2 * * *")
+    upcoming = spring.next(datetime(2025, 3, 8, 12, tzinfo=UTC))
+    assert upcoming is not None
+    assert upcoming.astimezone(new_york).isoformat() == "2025-03-10T02:30:00-04:00"
+    fall = parse_standard("TZ=America/New_York 30 1 * * *")
+    first = fall.next(datetime(2025, 11, 1, 12, tzinfo=UTC))
+    assert first is not None
+    second = fall.next(first)
+    assert second is not None
+    assert [first.astimezone(new_york).isoformat(), second.astimezone(new_york).isoformat()] == [
+        "2025-11-02T01:30:00-04:00",
+        "2025-11-02T01:30:00-05:00",
+    ]

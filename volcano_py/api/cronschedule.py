@@ -13,6 +13,8 @@ starting with ``*``). That keeps croniter's extensions (``L``, ``W``, ``#``, ``H
 sixth field) out, sidesteps its ``N-N`` ranges (read as ``*``), and gives the day-of-month /
 day-of-week rule robfig's meaning: both restricted -> either matches; one a star -> both
 must. ``@every`` (robfig's ``ConstantDelaySchedule``, which croniter lacks) is done here.
+Daylight saving time as robfig: a time in the spring-forward gap is skipped that day (croniter
+alone would move it to the hour after), one in the repeated fall-back hour fires twice.
 """
 
 from __future__ import annotations
@@ -171,14 +173,23 @@ class CronSchedule:
         # robfig starts at the next whole second; croniter returns times strictly after.
         start = after.astimezone(self.zone).replace(microsecond=0)
         try:
-            found: datetime = croniter(
-                self.expression, start, max_years_between_matches=_SEARCH_YEARS
-            ).get_next(datetime)
+            times = croniter(self.expression, start, max_years_between_matches=_SEARCH_YEARS)
+            found: datetime = times.get_next(datetime)
+            # In a spring-forward gap croniter moves 02:30 to 03:00; robfig skips the day
+            # (it steps whole hours, and 02:xx never comes): keep only true wall-clock matches.
+            while not self._wall_clock_matches(found):
+                found = times.get_next(datetime)
         except CroniterBadDateError:
             return None
         if found.year > start.year + _SEARCH_YEARS:
             return None
         return found.astimezone(after.tzinfo or UTC)
+
+    def _wall_clock_matches(self, moment: datetime) -> bool:
+        minute, hour = self.expression.split()[:2]
+        return (minute == "*" or str(moment.minute) in minute.split(",")) and (
+            hour == "*" or str(moment.hour) in hour.split(",")
+        )
 
 
 @dataclass(frozen=True, slots=True)
