@@ -12,6 +12,7 @@ import yaml
 from models_testdata import SEED_FIXTURES, fixture_documents, load_documents
 
 from volcano_py.models.command import Command
+from volcano_py.models.cronjob import CronJob
 from volcano_py.models.hypernode import HyperNode
 from volcano_py.models.job import Job
 from volcano_py.models.podgroup import PodGroup
@@ -19,7 +20,7 @@ from volcano_py.models.queue import Queue
 from volcano_py.models.validation import parse_object
 
 SEEDS_DIR = Path("/work/shared/seeds")
-VOLCANO_KINDS = {"Queue", "Job", "PodGroup", "HyperNode", "Command"}
+VOLCANO_KINDS = {"Queue", "Job", "CronJob", "PodGroup", "HyperNode", "Command"}
 
 DOCUMENTS = fixture_documents()
 IDS = [f"{name}#{index}" for name, index, _ in DOCUMENTS]
@@ -51,6 +52,7 @@ def test_examples_parse_to_the_kind_models():
         "Queue": Queue,
         "PodGroup": PodGroup,
         "Job": Job,
+        "CronJob": CronJob,
         "Command": Command,
         "HyperNode": HyperNode,
     }

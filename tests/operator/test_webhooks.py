@@ -343,3 +343,25 @@ def test_healthz() -> None:
             return answer.status, await answer.text()
 
     assert asyncio.run(go()) == (200, "ok\n")
+
+
+def test_cronjob_validation_refuses_a_bad_schedule_and_a_bad_template() -> None:
+    cronjob: Obj = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly", "namespace": "default"},
+        "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": job()["spec"]}},
+    }
+    assert answer_of("/cronjobs/validate", review("CronJob", cronjob))["allowed"] is True
+    bad_schedule = json.loads(json.dumps(cronjob))
+    bad_schedule["spec"]["schedule"] = "61 * * * *"
+    response = answer_of("/cronjobs/validate", review("CronJob", bad_schedule, "UPDATE"))
+    assert response["allowed"] is False
+    assert response["status"]["message"].startswith(
+        "CronJob default/nightly: schedule is not a valid cron expression"
+    )
+    bad_template = json.loads(json.dumps(cronjob))
+    bad_template["spec"]["jobTemplate"]["spec"]["minAvailable"] = 9
+    response = answer_of("/cronjobs/validate", review("CronJob", bad_template))
+    assert response["allowed"] is False
+    assert "spec.jobTemplate.spec.minAvailable" in response["status"]["message"]

@@ -46,13 +46,17 @@ GATED_KINDS = {
 
 # vc-controller-manager's controllers; volcano-py runs the first three (Commands are served
 # by the job and queue controllers there, by one consumer here), always together.
-IMPLEMENTED_CONTROLLERS = ("job-controller", "pg-controller", "queue-controller")
+IMPLEMENTED_CONTROLLERS = (
+    "job-controller",
+    "pg-controller",
+    "queue-controller",
+    "gc-controller",
+    "cronjob-controller",
+)
 UPSTREAM_CONTROLLERS = (
     *IMPLEMENTED_CONTROLLERS,
-    "gc-controller",
     "jobflow-controller",
     "jobtemplate-controller",
-    "cronjob-controller",
     "hyperNode-controller",
     "sharding-controller",
 )
@@ -77,25 +81,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="jobs synced at once (default 5)",
     )
-    for flag, what in (
-        ("--worker-threads-for-podgroup", "PodGroups of plain pods"),
-        ("--worker-threads-for-queue", "Queues"),
+    for flag, what, default in (
+        ("--worker-threads-for-podgroup", "PodGroups of plain pods", 5),
+        ("--worker-threads-for-queue", "Queues", 5),
+        ("--worker-threads-for-gc", "finished jobs checked for ttlSecondsAfterFinished", 1),
     ):
         controllers.add_argument(
-            flag, type=int, default=5, metavar="N", help=f"{what} synced at once (default 5)"
+            flag,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"{what} at once (default {default})",
         )
     controllers.add_argument(
         "--controllers",
         default="*,-sharding-controller",
         metavar="LIST",
         help="Volcano's controller switches ('*', 'name', '+name', '-name', comma-separated)."
-        " job-controller, pg-controller and queue-controller always run here and may not be"
+        " job-, pg-, queue-, gc- and cronjob-controller always run here and may not be"
         " turned off; the others are not implemented here (naming one is logged)",
     )
     add_feature_gates(
         controllers,
         "Acted on here: VolcanoJobSupport=false stops watching Jobs, QueueCommandSync=false"
         " stops watching Commands, PriorityClass=false stops watching PriorityClasses.",
+    )
+    controllers.add_argument(
+        "--worker-threads-for-cronjob",
+        type=int,
+        default=3,
+        metavar="N",
+        help="CronJobs synced at once (default 3)",
     )
     controllers.add_argument(
         "--events",
@@ -109,8 +125,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     compat = add_compatibility(parser)
     for name, why in (
-        ("--worker-threads-for-gc", "there is no gc-controller here"),
-        ("--worker-threads-for-cronjob", "there is no cronjob-controller here"),
         ("--max-requeue-num", "a failed sync is retried with backoff (up to 30 s) until it"
          " succeeds or the object changes"),
     ):  # fmt: skip
@@ -194,7 +208,13 @@ def _options(args: argparse.Namespace) -> ControllersOptions:
     """The controllers' options from their flags; ValueError names the bad flag."""
     from volcano_py.operator.controllers.process import ControllersOptions
 
-    for flag in ("worker_threads", "worker_threads_for_podgroup", "worker_threads_for_queue"):
+    for flag in (
+        "worker_threads",
+        "worker_threads_for_podgroup",
+        "worker_threads_for_queue",
+        "worker_threads_for_gc",
+        "worker_threads_for_cronjob",
+    ):
         if getattr(args, flag) < 1:
             raise ValueError(f"--{flag.replace('_', '-')} must be at least 1")
     lease = lease_and_addresses(args)
@@ -212,6 +232,8 @@ def _options(args: argparse.Namespace) -> ControllersOptions:
         job_workers=args.worker_threads,
         pod_group_workers=args.worker_threads_for_podgroup,
         queue_workers=args.worker_threads_for_queue,
+        cronjob_workers=args.worker_threads_for_cronjob,
+        gc_workers=args.worker_threads_for_gc,
         events=args.events,
         health_ssl=health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file),
         skipped_kinds=frozenset(

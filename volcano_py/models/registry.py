@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from volcano_py.models.command import Command
+from volcano_py.models.cronjob import CronJob
 from volcano_py.models.hypernode import HyperNode
 from volcano_py.models.job import Job
 from volcano_py.models.podgroup import PodGroup
@@ -15,6 +16,7 @@ RESOURCE_MODELS: Final[tuple[type[CustomResource], ...]] = (
     Queue,
     PodGroup,
     Job,
+    CronJob,
     Command,
     HyperNode,
 )

@@ -46,6 +46,7 @@ _API_VERSIONS: Final = {
     "PodGroup": "scheduling.volcano.sh/v1beta1",
     "Queue": "scheduling.volcano.sh/v1beta1",
     "Job": "batch.volcano.sh/v1alpha1",
+    "CronJob": "batch.volcano.sh/v1alpha1",
     "Node": "v1",
 }
 _CLUSTER_SCOPED: Final = frozenset({"Queue", "Node", "HyperNode"})

@@ -34,6 +34,7 @@ class JobTtlCollector:
         api: ApiRequests,
         store: ObjectStore,
         *,
+        workers: int = 1,
         may_work: Callable[[], bool] = lambda: True,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
@@ -41,7 +42,7 @@ class JobTtlCollector:
         self.store = store
         self.clock = clock
         self.queue: KeyedWorkQueue[None] = KeyedWorkQueue(
-            "job-ttl", self._handle, workers=1, may_work=may_work
+            "job-ttl", self._handle, workers=workers, may_work=may_work
         )
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.deleted = 0

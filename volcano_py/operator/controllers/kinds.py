@@ -10,6 +10,7 @@ from volcano_py.operator.informer import POD, POD_GROUP, PRIORITY_CLASS, QUEUE, 
 __all__ = [
     "COMMAND",
     "CONFIG_MAP",
+    "CRONJOB",
     "JOB",
     "NETWORK_POLICY",
     "PLUGIN_KINDS",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 JOB: Final = ResourceKind("Job", "/apis/batch.volcano.sh/v1alpha1", "jobs", True)
+CRONJOB: Final = ResourceKind("CronJob", "/apis/batch.volcano.sh/v1alpha1", "cronjobs", True)
 COMMAND: Final = ResourceKind("Command", "/apis/bus.volcano.sh/v1alpha1", "commands", True)
 CONFIG_MAP: Final = ResourceKind("ConfigMap", "/api/v1", "configmaps", True)
 SERVICE: Final = ResourceKind("Service", "/api/v1", "services", True)
@@ -40,8 +42,18 @@ PERSISTENT_VOLUME_CLAIM: Final = ResourceKind(
 # Objects the job plugins (svc, ssh) own: watched so that an unchanged one is not re-emitted
 # (``sync_job``'s ``plugin_objects``), as the simulator hands them over.
 PLUGIN_KINDS: Final = (CONFIG_MAP, SERVICE, SECRET, NETWORK_POLICY)
-# Queues and PriorityClasses first: a Job's first sync finds its queue.
-WATCHED_KINDS: Final = (QUEUE, PRIORITY_CLASS, *PLUGIN_KINDS, POD_GROUP, POD, JOB, COMMAND)
+# Queues and PriorityClasses first: a Job's first sync finds its queue. CronJobs before Jobs:
+# a Job's first event finds the CronJob controlling it.
+WATCHED_KINDS: Final = (
+    QUEUE,
+    PRIORITY_CLASS,
+    *PLUGIN_KINDS,
+    POD_GROUP,
+    POD,
+    CRONJOB,
+    JOB,
+    COMMAND,
+)
 # Kinds ``JobChanges.extra_objects`` may hold (volumes add PVCs, which are not watched).
 WRITABLE_KINDS: Final = {
     kind.kind: kind

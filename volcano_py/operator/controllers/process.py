@@ -1,5 +1,5 @@
 """``volcano-py controllers`` as a process: one asyncio loop runs the informers (the
-scheduler's raw list+watch), the work queues of the job, PodGroup, queue and command
+scheduler's raw list+watch), the work queues of the job, PodGroup, queue, command and CronJob
 controllers, the Lease elector, the event recorder and the HTTP endpoints.
 
 The controllers are I/O-bound (one ``sync_job`` is microseconds next to its writes), so unlike
@@ -22,6 +22,7 @@ from typing import Any
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.ownership import job_of_owner
 from volcano_py.operator.controllers.commands import CommandConsumer
+from volcano_py.operator.controllers.cronjobs import CronJobController
 from volcano_py.operator.controllers.job_ttl import JobTtlCollector
 from volcano_py.operator.controllers.jobs import JobController
 from volcano_py.operator.controllers.kinds import PLUGIN_KINDS, WATCHED_KINDS
@@ -55,6 +56,8 @@ class ControllersOptions:
     job_workers: int = 5
     pod_group_workers: int = 2
     queue_workers: int = 2
+    cronjob_workers: int = 3
+    gc_workers: int = 1
     events: str = "all"
     # Kinds not watched (feature gates off: VolcanoJobSupport -> Job, QueueCommandSync ->
     # Command, PriorityClass -> PriorityClass), so their controllers never hear of them.
@@ -83,6 +86,7 @@ class LiveControllers:
         self.pod_groups: PodGroupController | None = None
         self.queues: QueueController | None = None
         self.commands: CommandConsumer | None = None
+        self.cronjobs: CronJobController | None = None
         self._namespaced = {kind.kind: kind.namespaced for kind in WATCHED_KINDS}
 
     # ---- readiness
@@ -113,9 +117,13 @@ class LiveControllers:
         if not applied:
             return
         assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
+        assert self.cronjobs
         if kind == "Job":
             self.jobs.on_job(event_type, old, obj)
             self.job_ttl.on_job(event_type, object_key(obj), obj)
+            self.cronjobs.on_job(event_type, old, obj)
+        elif kind == "CronJob":
+            self.cronjobs.on_cronjob(event_type, old, obj)
         elif kind == "Pod":
             self.jobs.on_pod(event_type, old, obj)
             self.pod_groups.on_pod(event_type, obj)
@@ -138,7 +146,9 @@ class LiveControllers:
             workers=options.job_workers,
             may_work=self.may_work,
         )
-        self.job_ttl = JobTtlCollector(api, self.store, may_work=self.may_work)
+        self.job_ttl = JobTtlCollector(
+            api, self.store, workers=options.gc_workers, may_work=self.may_work
+        )
         self.pod_groups = PodGroupController(
             api,
             self.store,
@@ -152,15 +162,20 @@ class LiveControllers:
         self.commands = CommandConsumer(
             api, self.store, self.jobs, self.queues, may_work=self.may_work
         )
+        self.cronjobs = CronJobController(
+            api, self.store, recorder, workers=options.cronjob_workers, may_work=self.may_work
+        )
 
     def work_queues(self) -> list[Any]:
         assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
+        assert self.cronjobs
         return [
             self.jobs.queue,
             self.job_ttl.queue,
             self.pod_groups.queue,
             self.queues.queue,
             self.commands.queue,
+            self.cronjobs.queue,
         ]
 
     # ---- the process

@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from volcano_py.operator.webhooks import admit_hypernodes, admit_jobs, admit_podgroups, admit_queues
+from volcano_py.operator.webhooks import (
+    admit_cronjobs,
+    admit_hypernodes,
+    admit_jobs,
+    admit_podgroups,
+    admit_queues,
+)
 from volcano_py.operator.webhooks.lookups import ClusterView
 from volcano_py.operator.webhooks.options import WebhookOptions
 from volcano_py.operator.webhooks.review import AdmissionRequest, Verdict
@@ -39,6 +45,8 @@ ROUTES: tuple[Route, ...] = (
           ("CREATE",), True, admit_podgroups.mutate),
     Route("/podgroups/validate", "PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups",
           ("CREATE",), False, admit_podgroups.validate),
+    Route("/cronjobs/validate", "CronJob", "batch.volcano.sh", "v1alpha1", "cronjobs",
+          ("CREATE", "UPDATE"), False, admit_cronjobs.validate),
     Route("/hypernodes/validate", "HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes",
           ("CREATE", "UPDATE"), False, admit_hypernodes.validate),
 )  # fmt: skip
