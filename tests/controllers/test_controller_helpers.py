@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from controller_fixtures import LATER, NOW, job, task
 
+from volcano_py.api.go_duration import DurationError
 from volcano_py.api.quantity import QuantityError
 from volcano_py.controllers.admission import mutate_job
 from volcano_py.controllers.job import JobChanges, JobRequest, job_request_for_pod_change, sync_job
@@ -19,7 +20,7 @@ from volcano_py.controllers.quota import (
     parse_list,
     pod_quota_usage,
 )
-from volcano_py.controllers.timefmt import DurationError, format_go_duration, parse_go_duration
+from volcano_py.controllers.timefmt import format_go_duration, parse_go_duration
 
 
 @pytest.mark.parametrize(

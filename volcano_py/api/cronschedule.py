@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from decimal import Decimal
 from typing import Final, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterBadDateError, croniter
+
+from volcano_py.api.go_duration import DurationError, parse_go_duration_nanos
 
 __all__ = [
     "ConstantDelaySchedule",
@@ -209,38 +210,14 @@ def _every(text: str) -> ConstantDelaySchedule:
     return ConstantDelaySchedule(timedelta(seconds=seconds))
 
 
-_DURATION_TERM: Final = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_NANOS: Final = {
-    "ns": 1,
-    "us": 1_000,
-    "µs": 1_000,
-    "μs": 1_000,
-    "ms": 1_000_000,
-    "s": 1_000_000_000,
-    "m": 60_000_000_000,
-    "h": 3_600_000_000_000,
-}
-
-
 def _go_duration_nanos(text: str) -> int:
-    """``time.ParseDuration`` (``1h30m``, ``90s``, ``-1m``) in nanoseconds."""
-    body, sign = text, 1
-    if body[:1] in ("+", "-"):
-        sign, body = (-1 if body[0] == "-" else 1), body[1:]
-    if body == "0":
-        return 0
-    total, position = Decimal(0), 0
-    while body and position < len(body):
-        match = _DURATION_TERM.match(body, position)
-        if match is None:
-            break
-        total += Decimal(match[1]) * _UNIT_NANOS[match[2]]
-        position = match.end()
-    if not body or position != len(body):
+    """``time.ParseDuration`` for ``@every``, with robfig's wording of a refusal."""
+    try:
+        return parse_go_duration_nanos(text)
+    except DurationError:
         raise ScheduleError(
             f"failed to parse duration @every {text}: time: invalid duration {text!r}"
-        )
-    return sign * int(total)
+        ) from None
 
 
 def parse_standard(spec: str) -> Schedule:

@@ -5,12 +5,12 @@ A job's ID is ``<namespace>/<podgroup name>``; its tasks are the pods annotated 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.go_duration import DurationError, parse_go_duration_seconds
 from volcano_py.api.resource import Resource, exceeded_part
 from volcano_py.api.task import JobID, TaskID, TaskInfo, parse_go_bool
 from volcano_py.api.types import (
@@ -41,15 +41,10 @@ _SLA_KEYS = ("volcano.sh/sla-waiting-time", "sla-waiting-time")
 def parse_go_duration(text: str) -> float | None:
     """Seconds of a Go duration string ("1h30m", "90s", "1.5m", "-5m", "0"), or None if
     malformed (``time.ParseDuration``)."""
-    units = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-    sign = -1.0 if text.startswith("-") else 1.0
-    body = text[1:] if text[:1] in ("-", "+") else text
-    if body == "0":
-        return 0.0
-    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", body)
-    if not parts or "".join(n + u for n, u in parts) != body:
+    try:
+        return parse_go_duration_seconds(text)
+    except DurationError:
         return None
-    return sign * sum(float(number) * units[unit] for number, unit in parts)
 
 
 @dataclass(slots=True)

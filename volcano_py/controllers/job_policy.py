@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.go_duration import DurationError
 from volcano_py.controllers.job_status import JobStatus
 from volcano_py.controllers.job_types import DelayedAction, JobRequest
 from volcano_py.controllers.raw import Raw, items, mapping, optional_int, spec, status, text, uid
-from volcano_py.controllers.timefmt import SECOND, DurationError, parse_go_duration
+from volcano_py.controllers.timefmt import SECOND, parse_go_duration
 from volcano_py.controllers.vocabulary import INTERNAL_ACTIONS, INTERNAL_EVENTS, Action, Event
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from volcano_py.api.go_duration import DurationError
 from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.types import ROOT_QUEUE
 from volcano_py.controllers.goflags import parse_go_flags
@@ -28,7 +29,7 @@ from volcano_py.controllers.raw import (
     status,
     text,
 )
-from volcano_py.controllers.timefmt import DurationError, parse_go_duration
+from volcano_py.controllers.timefmt import parse_go_duration
 from volcano_py.controllers.vocabulary import USER_ACTIONS, USER_EVENTS, Event, QueueState
 from volcano_py.models.job_rules import find_cycle
 

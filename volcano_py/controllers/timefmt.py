@@ -3,49 +3,17 @@ timestamps, in exact integer nanoseconds so a printed duration is the one Go wou
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
-from decimal import Decimal
 from typing import Final
 
-_NANOS_PER_UNIT: Final = {
-    "ns": 1,
-    "us": 1_000,
-    "µs": 1_000,
-    "μs": 1_000,
-    "ms": 1_000_000,
-    "s": 1_000_000_000,
-    "m": 60_000_000_000,
-    "h": 3_600_000_000_000,
-}
-_TERM: Final = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-SECOND: Final = 1_000_000_000
+from volcano_py.api.go_duration import NANOS_PER_SECOND, parse_go_duration_nanos
 
-
-class DurationError(ValueError):
-    """Not a Go duration; the message names the text."""
+SECOND: Final = NANOS_PER_SECOND
 
 
 def parse_go_duration(value: str) -> int:
     """``time.ParseDuration``: ``"1h30m"`` -> nanoseconds."""
-    body = value
-    sign = 1
-    if body[:1] in ("+", "-"):
-        sign = -1 if body[0] == "-" else 1
-        body = body[1:]
-    if body == "0":
-        return 0
-    if not body:
-        raise DurationError(f"invalid duration {value!r}")
-    total = Decimal(0)
-    position = 0
-    while position < len(body):
-        match = _TERM.match(body, position)
-        if match is None:
-            raise DurationError(f"invalid duration {value!r}: expected e.g. 30s, 5m or 1h30m")
-        total += Decimal(match[1]) * _NANOS_PER_UNIT[match[2]]
-        position = match.end()
-    return sign * int(total)
+    return parse_go_duration_nanos(value)
 
 
 def _fraction(value: int, scale: int) -> str:
