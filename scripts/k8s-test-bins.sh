@@ -102,11 +102,18 @@ build_kwok() {
   GOBIN="$OUT" GOFLAGS= go install "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
 }
 
+# Go's own progress (hundreds of "go: added ..." lines) goes to a log; a failure shows its tail.
+BUILD_LOG="$OUT.build.log"
+: >"$BUILD_LOG"
 timed() {
   local name=$1 began=$SECONDS
   shift
-  log "$name: building"
-  "$@"
+  log "$name: building (go's output in $BUILD_LOG)"
+  if ! "$@" >>"$BUILD_LOG" 2>&1; then
+    log "$name: build failed; the last lines of $BUILD_LOG:"
+    tail -n 40 "$BUILD_LOG" >&2
+    exit 1
+  fi
   log "$name: ready ($((SECONDS - began))s)"
 }
 
