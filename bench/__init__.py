@@ -8,4 +8,4 @@ runs one, handing it ARGS. Add a module here to have ``make bench`` run it.
 
 from __future__ import annotations
 
-MODULES: tuple[str, ...] = ("node_matrix", "session", "contention")
+MODULES: tuple[str, ...] = ("node_matrix", "session", "contention", "simulate", "job_replicas")

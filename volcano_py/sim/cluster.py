@@ -16,6 +16,7 @@ from typing import Any, Final
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import DEFAULT_QUEUE, ROOT_QUEUE
+from volcano_py.controllers.job_pod_index import JobPodIndex
 
 EPOCH: Final = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -63,12 +64,41 @@ class InMemoryCluster:
     events: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
     # Bumped by every change a person would notice (bind, eviction, status written).
     changes: int = 0
+    # The job controller's cache of pods by job, kept with every pod write.
+    pod_index: JobPodIndex = field(default_factory=JobPodIndex)
     _uid_counter: int = 0
+    # kind -> namespace -> key -> object, for the namespaced kinds: a job's plugin objects
+    # are looked up without a scan of every object of the kind.
+    _by_namespace: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(
+        default_factory=dict
+    )
 
     # ------------------------------------------------------------------ store
 
     def of_kind(self, kind: str) -> dict[str, dict[str, Any]]:
+        """The objects of a kind by key. Read-only: write through create/update/delete."""
         return self.objects.setdefault(kind, {})
+
+    def in_namespace(self, kind: str, namespace: str) -> dict[str, dict[str, Any]]:
+        """The objects of a namespaced kind in one namespace, by key (read-only)."""
+        return self._by_namespace.get(kind, {}).get(namespace, {})
+
+    def _store(self, kind: str, key: str, obj: dict[str, Any] | None) -> None:
+        """Put (or, with None, drop) an object, keeping the indexes in step."""
+        store = self.of_kind(kind)
+        if obj is None:
+            store.pop(key, None)
+        else:
+            store[key] = obj
+        if kind in NAMESPACED:
+            namespace = key.split("/", 1)[0]
+            by_namespace = self._by_namespace.setdefault(kind, {}).setdefault(namespace, {})
+            if obj is None:
+                by_namespace.pop(key, None)
+            else:
+                by_namespace[key] = obj
+        if kind == "Pod":
+            self.pod_index.update(key, obj)
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         return self.of_kind(kind).get(key)
@@ -94,20 +124,20 @@ class InMemoryCluster:
             meta["uid"] = f"{kind.lower()}-{self._uid_counter:05d}"
         meta.setdefault("creationTimestamp", timestamp(self.clock()))
         key = object_key(obj)
-        store = self.of_kind(kind)
-        event = "MODIFIED" if key in store else "ADDED"
-        store[key] = obj
+        event = "MODIFIED" if key in self.of_kind(kind) else "ADDED"
+        self._store(kind, key, obj)
         self._notify(kind, event, obj)
         return obj
 
     def update(self, obj: dict[str, Any]) -> None:
         kind = str(obj["kind"])
-        self.of_kind(kind)[object_key(obj)] = obj
+        self._store(kind, object_key(obj), obj)
         self._notify(kind, "MODIFIED", obj)
 
     def delete(self, kind: str, key: str) -> dict[str, Any] | None:
-        obj = self.of_kind(kind).pop(key, None)
+        obj = self.of_kind(kind).get(key)
         if obj is not None:
+            self._store(kind, key, None)
             self._notify(kind, "DELETED", obj)
         return obj
 
