@@ -32,7 +32,7 @@ from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.registry import new_action
-from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
+from volcano_py.sim.cluster import InMemoryCluster, object_key, revised, timestamp
 
 DEFAULT_MAX_CYCLES: Final = 20
 # Controller passes per cycle: each pass handles what the previous one triggered.
@@ -152,8 +152,8 @@ class Simulation:
                     self._set_phase(pod, "Succeeded")
 
     def _set_phase(self, pod: dict[str, Any], phase: str) -> None:
-        pod = copy.deepcopy(pod)
-        status = pod.setdefault("status", {})
+        pod = revised(pod, "status")
+        status = pod["status"]
         status["phase"] = phase
         if phase == "Running":
             status["startTime"] = timestamp(self.time)
@@ -315,7 +315,8 @@ class Simulation:
                 marked["metadata"].setdefault("annotations", {}).update(marks)
                 cluster.update(marked)
         for template in changes.create_pods:
-            new_pod = copy.deepcopy(template)
+            # The controller built this pod for us alone: no copy.
+            new_pod = template
             new_pod.setdefault("status", {}).setdefault("phase", "Pending")
             if cluster.get("Pod", object_key(new_pod)) is None:
                 cluster.create(new_pod)
