@@ -16,8 +16,8 @@ from volcano_py.framework.conf import default_conf
 from volcano_py.scheduler.registry import BUILTIN_ACTIONS, default_registry
 from volcano_py.sim import engine, loader
 from volcano_py.sim.engine import Simulation
-from volcano_py.sim.inputs import read_inputs
-from volcano_py.sim.loader import SimInputError, load_documents
+from volcano_py.sim.inputs import MAX_PODS_OF_A_JOB, read_inputs
+from volcano_py.sim.loader import Document, SimInputError, load_documents
 from volcano_py.sim.report import build_report
 
 NODE = {
@@ -169,3 +169,32 @@ def test_inputs_are_defaulted_in_place_not_copied(tmp_path: Path) -> None:
     inputs = read_inputs(documents)
     assert inputs.objects[0] is documents[0].obj
     assert inputs.objects[0]["status"] == {"phase": "Pending"}
+
+
+# ---------------------------------------------------------------------------- limits
+
+
+def _job_document(*replicas: int) -> Document:
+    job = _job("big", 1, "1")
+    template = job["spec"]["tasks"][0]["template"]
+    job["spec"]["tasks"] = [
+        {"name": f"t{index}", "replicas": count, "template": template}
+        for index, count in enumerate(replicas)
+    ]
+    job["spec"]["minAvailable"] = 1
+    return Document(job, "job.json", 1)
+
+
+def test_a_job_past_the_pods_kubernetes_supports_is_refused_naming_the_field() -> None:
+    """200k replicas (issue "Scale"): refused at once, naming the task whose replicas cross
+    150,000 pods in the job, instead of minutes of simulation."""
+    with pytest.raises(SimInputError) as raised:
+        read_inputs([_job_document(200_000)])
+    message = str(raised.value)
+    assert message.startswith("job.json: document 1: Job default/big: spec.tasks[0].replicas:")
+    assert "200000 pods in one job" in message and "150000" in message
+    with pytest.raises(SimInputError) as raised:
+        read_inputs([_job_document(100_000, 50_001)])
+    assert "spec.tasks[1].replicas: 150001 pods" in str(raised.value)
+    assert MAX_PODS_OF_A_JOB == 150_000
+    assert read_inputs([_job_document(100_000, 50_000)]).objects

@@ -34,6 +34,11 @@ CORE_KINDS: Final = {
     "PodDisruptionBudget": "policy/v1",
 }
 CONF_KEY: Final = "volcano-scheduler.conf"
+# Kubernetes is supported up to 150,000 pods in a cluster ("Considerations for large
+# clusters", kubernetes.io/docs/setup/best-practices/cluster-large/). Neither the API server
+# nor Volcano's webhook enforces it (replicas is only an int32), but a job past it describes
+# no cluster that runs, and simulating it takes minutes (about 1.6 ms a replica): refused.
+MAX_PODS_OF_A_JOB: Final = 150_000
 
 
 @dataclass
@@ -128,9 +133,26 @@ def _check_job(document: Document, job: Mapping[str, Any]) -> None:
     tasks = spec.get("tasks") or []
     if not tasks:
         raise document.error("spec.tasks", "a Volcano Job needs at least one task")
+    _check_job_size(document, tasks)
     for index, task in enumerate(tasks):
         template = (task or {}).get("template") or {}
         _check_pod_spec(document, template.get("spec") or {}, f"spec.tasks[{index}].template.spec")
+
+
+def _check_job_size(document: Document, tasks: Sequence[Any]) -> None:
+    total = 0
+    for index, task in enumerate(tasks):
+        replicas = (task or {}).get("replicas") if isinstance(task, Mapping) else None
+        if isinstance(replicas, int) and not isinstance(replicas, bool):
+            total += replicas
+        if total > MAX_PODS_OF_A_JOB:
+            raise document.error(
+                f"spec.tasks[{index}].replicas",
+                f"{total} pods in one job (this task and those before it), more than"
+                f" {MAX_PODS_OF_A_JOB}, the most pods Kubernetes supports in one cluster"
+                " (kubernetes.io/docs/setup/best-practices/cluster-large);"
+                " simulate refuses larger jobs",
+            )
 
 
 def _check_queue_tree(queues: Sequence[tuple[Document, dict[str, Any]]]) -> None:
