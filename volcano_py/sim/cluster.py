@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -39,8 +40,10 @@ CACHE_KINDS: Final = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def timestamp(seconds: float) -> str:
-    """RFC 3339 time ``seconds`` after the simulation epoch."""
+    """RFC 3339 time ``seconds`` after the simulation epoch (asked for once per object
+    written, for a handful of distinct times: remembered)."""
     moment = EPOCH + dt.timedelta(seconds=seconds)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -217,7 +220,7 @@ class InMemoryCluster:
         new_status = _stamp_conditions(dict(status), self.clock())
         if _comparable(pod_group.get("status") or {}) == _comparable(new_status):
             return
-        pod_group = copy.deepcopy(pod_group)
+        pod_group = revised(pod_group)
         pod_group["status"] = new_status
         self.changes += 1
         self.update(pod_group)

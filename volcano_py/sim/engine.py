@@ -238,8 +238,8 @@ class Simulation:
             if self.cluster.get("PodGroup", object_key(pod_group)) is None:
                 pod_group.setdefault("status", {}).setdefault("phase", "Pending")
                 self.cluster.create(pod_group)
-            pod = copy.deepcopy(pod)
-            pod["metadata"].setdefault("annotations", {}).update(patch)
+            pod = revised(pod, "metadata")
+            pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}), **patch}
             self.cluster.update(pod)
 
     def _pods_of_job(self, job_key: str) -> JobPods:
