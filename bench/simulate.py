@@ -122,6 +122,61 @@ def _phases() -> list[tuple[str, Callable[..., Any]]]:
     ]
 
 
+def breakdown(path: Path) -> None:
+    """Run simulate in-process with wall-clock timers around each phase (no profiler, so
+    the figures add up to the real time); the session is what the cycles spend outside the
+    controllers and the kubelet stand-in."""
+    from volcano_py.cli.main import main as cli_main
+    from volcano_py.sim import engine, inputs, loader, report
+    from volcano_py.sim.engine import Simulation
+
+    spent: dict[str, float] = {}
+
+    def timed(label: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - started
+
+        return wrapper
+
+    from volcano_py.cli import simulate as cli_simulate
+
+    patches = [
+        (cli_simulate, "load_documents", "load: read + parse", loader.load_documents),
+        (cli_simulate, "read_inputs", "load: check + default", inputs.read_inputs),
+        (Simulation, "load", "load: into the simulated cluster", Simulation.load),
+        (Simulation, "_run_controllers", "controllers", Simulation._run_controllers),
+        (Simulation, "_advance_pods", "kubelet stand-in", Simulation._advance_pods),
+        (Simulation, "run", "cycles", Simulation.run),
+        (cli_simulate, "build_report", "report: build", report.build_report),
+        (cli_simulate, "render_json", "report: render", report.render_json),
+    ]
+    for owner, name, label, function in patches:
+        setattr(owner, name, timed(label, function))
+    real_stdout, sys.stdout = sys.stdout, io.StringIO()
+    started = time.perf_counter()
+    try:
+        cli_main(["simulate", str(path)])
+    finally:
+        total = time.perf_counter() - started
+        sys.stdout = real_stdout
+        for owner, name, _label, function in patches:
+            setattr(owner, name, function)
+    del engine
+    spent["session (cycles - controllers - kubelet)"] = (
+        spent.get("cycles", 0.0)
+        - spent.get("controllers", 0.0)
+        - spent.get("kubelet stand-in", 0.0)
+    )
+    print(f"   in-process, wall clock: {total:.2f} s")
+    for label, seconds in spent.items():
+        if label != "cycles":
+            print(f"   {label:<42} {seconds:7.2f} s")
+
+
 def profile(path: Path, top: int) -> None:
     """Run simulate in-process under cProfile; print the cumulative time of each phase."""
     from volcano_py.cli.main import main as cli_main
@@ -187,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         if code != 0:
             print(stderr, file=sys.stderr)
             return 1
+        breakdown(path)
         if not args.no_profile:
             profile(path, args.top)
     return 0
