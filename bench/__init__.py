@@ -8,4 +8,11 @@ runs one, handing it ARGS. Add a module here to have ``make bench`` run it.
 
 from __future__ import annotations
 
-MODULES: tuple[str, ...] = ("node_matrix", "session", "contention", "load_plugins")
+MODULES: tuple[str, ...] = (
+    "node_matrix",
+    "session",
+    "contention",
+    "load_plugins",
+    "simulate",
+    "job_replicas",
+)

@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         codes = [run_module(name, []) for name in MODULES]
         return max(codes, default=0)
-    name, rest = args[0], args[1:]
+    # ``job-replicas`` on the command line is the module ``bench.job_replicas``.
+    name, rest = args[0].replace("-", "_"), args[1:]
     if name not in MODULES:
         print(f"unknown benchmark {name!r}; known: {', '.join(MODULES)}", file=sys.stderr)
         return 2

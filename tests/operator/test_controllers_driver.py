@@ -12,6 +12,7 @@ import pytest
 
 from volcano_py.controllers.job import JobChanges, JobRequest
 from volcano_py.controllers.queue import QueueRequest
+from volcano_py.operator.controllers import jobs as jobs_module
 from volcano_py.operator.controllers.commands import CommandConsumer
 from volcano_py.operator.controllers.jobs import JobController
 from volcano_py.operator.controllers.podgroups import PodGroupController
@@ -353,3 +354,49 @@ def test_a_job_admission_would_refuse_is_reported_once_and_skipped(
     assert [e[4] for e in h.events.recorded] == ["InvalidJob"]
     assert "spec.minAvailable: 5 should not be greater than total replicas" in caplog.text
     assert caplog.text.count("refused") == 1
+
+
+def _run_a_40_pod_job_to_running() -> tuple[Harness, int]:
+    """A 40-replica job: PodGroup admitted, pods created, then every pod starts (40 pod
+    events at once). Returns the harness and how many syncs the starts cost."""
+
+    async def scenario() -> tuple[Harness, int]:
+        h = Harness()
+        h.add_job(job(replicas=40))
+        await h.drain()
+        pg_path = f"{PGS}/job1-job1-uid"
+        h.api.objects[pg_path]["status"]["phase"] = "Inqueue"
+        h.api.objects[pg_path]["metadata"]["resourceVersion"] = "999"
+        h.echo("PodGroup", PGS)
+        await h.drain()
+        h.echo("Pod", PODS)
+        await h.drain()
+        h.echo("Job", JOBS)
+        await h.drain()
+        for path, pod in h.api.objects.items():
+            if path.startswith(PODS + "/"):
+                pod["status"] = {"phase": "Running"}
+                pod["metadata"]["resourceVersion"] = "1000"
+        before = h.jobs.syncs
+        h.echo("Pod", PODS)
+        await h.drain()
+        return h, h.jobs.syncs - before
+
+    return run(scenario())
+
+
+def test_a_burst_of_pod_events_costs_one_sync_not_one_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a sync that wrote nothing, plain SyncJob requests repeat its events instead of
+    syncing again (each sync reads every pod of the job): the same writes, fewer syncs."""
+    fast, fast_syncs = _run_a_40_pod_job_to_running()
+    status = fast.api.objects[f"{JOBS}/job1"]["status"]
+    assert status["running"] == 40
+    assert fast_syncs <= 3
+
+    monkeypatch.setattr(jobs_module, "sync_depends_only_on_state", lambda job, request: False)
+    slow, slow_syncs = _run_a_40_pod_job_to_running()
+    assert slow_syncs >= 40
+    assert fast.api.objects == slow.api.objects
+    assert fast.events.recorded == slow.events.recorded

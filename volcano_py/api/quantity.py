@@ -13,6 +13,7 @@ int64 (``"100E"``, ``"1e30"``, ``"16Ei"``), these functions raise ``QuantityErro
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import (
@@ -72,6 +73,13 @@ def parse_quantity(value: str | int | float | Decimal) -> Decimal:
         return _round_to_nano(Decimal(repr(value)) if isinstance(value, float) else value, value)
     if not isinstance(value, str):
         raise QuantityError(f"invalid quantity {value!r}: expected a number or a quantity string")
+    return _parse_quantity_text(value)
+
+
+# A cluster repeats a handful of quantity strings ("1", "500m", "1Gi") over tens of thousands
+# of pods; a Decimal is immutable, so one parse per distinct string serves them all.
+@functools.lru_cache(maxsize=4096)
+def _parse_quantity_text(value: str) -> Decimal:
     # The API server trims surrounding whitespace when it decodes a quantity (UnmarshalJSON).
     match = _QUANTITY_RE.fullmatch(value.strip())
     if match is None:

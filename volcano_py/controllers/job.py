@@ -15,6 +15,7 @@ from typing import Any
 from volcano_py.api.types import JOB_NAME_KEY, JOB_VERSION_KEY, TASK_SPEC_KEY
 from volcano_py.controllers.job_actions import JobRun, Target, kill_pods, sync_pods
 from volcano_py.controllers.job_plugins import ObjectKey, build_plugins
+from volcano_py.controllers.job_pod_index import JobPodIndex, JobPods
 from volcano_py.controllers.job_policy import (
     PolicyDecision,
     apply_policies,
@@ -42,6 +43,8 @@ from volcano_py.controllers.vocabulary import (
 __all__ = [
     "DelayedAction",
     "JobChanges",
+    "JobPodIndex",
+    "JobPods",
     "JobRequest",
     "apply_policies",
     "delayed_action_cancelled",
@@ -50,13 +53,20 @@ __all__ = [
     "job_request_for_job_change",
     "job_request_for_pod_change",
     "job_request_for_pod_group_change",
+    "only_events",
+    "sync_depends_only_on_state",
     "sync_job",
 ]
 
 
-def _pods_by_task(job: Raw, pods: Sequence[Raw]) -> dict[str, dict[str, Raw]]:
+def _pods_by_task(job: Raw, pods: Sequence[Raw] | JobPods) -> Mapping[str, Mapping[str, Raw]]:
     """The job's pods as the controller cache files them: by task, then by name. Pods of
-    another job, or without the task/version annotations, are not the job's."""
+    another job, or without the task/version annotations, are not the job's. A ``JobPods``
+    from the index is filed already."""
+    if isinstance(pods, JobPods):
+        if pods.job_name == name(job):
+            return pods.versioned_by_task()
+        pods = pods.pods()
     grouped: dict[str, dict[str, Raw]] = {}
     for pod in pods:
         pod_annotations = annotations_of(pod)
@@ -97,10 +107,39 @@ def _announce(changes: JobChanges, request: JobRequest, decision: PolicyDecision
         )
 
 
+def sync_depends_only_on_state(job: Mapping[str, Any], request: JobRequest) -> bool:
+    """True when ``sync_job`` for this request reads nothing of the request: the policies
+    map it to a plain ``SyncJob`` now (no delay, no command to announce, no target). Two such
+    requests in a row against the same objects ask for the same writes, so a driver whose
+    first sync wrote nothing (``only_events``) may skip the second and repeat its events:
+    hundreds of pod events of one job then cost one sync, not one sync each (a sync reads
+    every pod of the job, so one per event was quadratic in the replicas)."""
+    if request.event == Event.COMMAND_ISSUED:
+        return False
+    decision = apply_policies(job, request)
+    return decision.action == Action.SYNC_JOB and not decision.delay_nanos
+
+
+def only_events(changes: JobChanges) -> bool:
+    """The step asked for no write at all (events aside)."""
+    return (
+        changes.pod_group is None
+        and not changes.delete_pod_group
+        and not changes.create_pods
+        and not changes.delete_pods
+        and changes.status is None
+        and not changes.extra_objects
+        and not changes.annotate_pods
+        and not changes.delete_objects
+        and not changes.job_annotations
+        and changes.delayed_action is None
+    )
+
+
 def sync_job(
     job: Mapping[str, Any],
     pod_group: Mapping[str, Any] | None,
-    pods: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]] | JobPods,
     request: JobRequest,
     *,
     now: str,
@@ -111,7 +150,8 @@ def sync_job(
     """One step of the job controller for one request.
 
     ``pod_group`` is the job's PodGroup (``<job>-<uid>``, or the legacy ``<job>``) or None;
-    ``pods`` the pods the controller knows (others are ignored); ``now`` an RFC 3339 time
+    ``pods`` the pods the controller knows (others are ignored), or the job's ``JobPods``
+    from a ``JobPodIndex`` (no scan); ``now`` an RFC 3339 time
     stamped on transitions. Optional: ``queue`` (the job's Queue: ``extendClusters`` marks the
     job forwarded), ``priority_classes`` (name -> value, orders tasks for ``minResources``),
     ``plugin_objects`` ((kind, name) -> object of the plugin objects that exist, so unchanged

@@ -75,7 +75,8 @@ class Target:
 class JobRun:
     job: Raw
     pod_group: Raw | None
-    pods_by_task: dict[str, dict[str, Raw]]
+    # Read-only: possibly the controller cache's own dicts (``JobPods``).
+    pods_by_task: Mapping[str, Mapping[str, Raw]]
     pods_by_name: dict[str, Raw]
     now: str
     status: JobStatus
@@ -325,7 +326,7 @@ def sync_pods(run: JobRun, update: UpdateStatus | None) -> None:
             if is_deleting(pod):
                 counted.terminating += 1
                 continue
-            if OUT_OF_SYNC_KEY in annotations_of(pod):
+            if OUT_OF_SYNC_KEY in mapping(metadata(pod).get("annotations")):
                 to_delete.append(name(pod))
             counted.count_pod(task_name, pod_phase(pod))
         # Pods past the replica count: the task was scaled down.

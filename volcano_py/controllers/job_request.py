@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from volcano_py.api.types import JOB_NAME_KEY, JOB_VERSION_KEY, TASK_SPEC_KEY
+from volcano_py.controllers.job_pod_index import JobPods, TaskTally
 from volcano_py.controllers.job_types import JobRequest
 from volcano_py.controllers.raw import (
     Raw,
@@ -64,11 +65,20 @@ def _task_of(job: Raw, task_name: str) -> Raw | None:
     return None
 
 
-def _task_pods(pods: Sequence[Raw] | None, new: Raw, job_name: str, task: str) -> list[Raw]:
-    # The controller cache holds the updated pod before it asks these questions.
+def _task_tally(
+    pods: Sequence[Raw] | JobPods | None, new: Raw, job_name: str, task: str
+) -> TaskTally:
+    """The tally of the task's pods as the controller cache holds them, the updated pod
+    included (the cache holds it before it asks these questions)."""
+    if isinstance(pods, JobPods):
+        held = pods.by_task.get(task, {}) if pods.job_name == job_name else {}
+        filed = held.get(name(new))
+        if filed is not None and (filed is new or filed == new):
+            return pods.tally(task)  # the index already filed this very version
+        pods = pods.pods()
     current = {name(p): p for p in pods or () if _belongs(p, job_name, task)}
     current[name(new)] = new
-    return list(current.values())
+    return TaskTally.of_pods(current.values())
 
 
 def _belongs(pod: Raw, job_name: str, task: str) -> bool:
@@ -78,16 +88,18 @@ def _belongs(pod: Raw, job_name: str, task: str) -> bool:
     )
 
 
-def task_completed(job: Raw, task_name: str, task_pods: Sequence[Raw]) -> bool:
+def task_completed(job: Raw, task_name: str, task_pods: Sequence[Raw] | TaskTally) -> bool:
     """``jobCache.TaskCompleted``: every replica of the task succeeded."""
     task = _task_of(job, task_name)
     replicas = integer(task.get("replicas")) if task is not None else 0
     if replicas <= 0:
         return False
-    return sum(1 for pod in task_pods if pod_phase(pod) == POD_SUCCEEDED) >= replicas
+    if not isinstance(task_pods, TaskTally):
+        task_pods = TaskTally.of_pods(task_pods)
+    return task_pods.succeeded >= replicas
 
 
-def task_failed(job: Raw, task_name: str, task_pods: Sequence[Raw]) -> bool:
+def task_failed(job: Raw, task_name: str, task_pods: Sequence[Raw] | TaskTally) -> bool:
     """``jobCache.TaskFailed``: the live pods of the task restarted their containers at least
     ``maxRetry`` times in total (0 means the old default 3, -1 means never)."""
     task = _task_of(job, task_name)
@@ -99,15 +111,9 @@ def task_failed(job: Raw, task_name: str, task_pods: Sequence[Raw]) -> bool:
         return False
     if max_retry == 0:
         max_retry = 3
-    restarts = 0
-    for pod in task_pods:
-        if pod_phase(pod) not in (POD_RUNNING, POD_PENDING):
-            continue
-        for key in ("initContainerStatuses", "containerStatuses"):
-            restarts += sum(
-                integer(mapping(s).get("restartCount")) for s in items(status(pod).get(key))
-            )
-    return restarts >= max_retry
+    if not isinstance(task_pods, TaskTally):
+        task_pods = TaskTally.of_pods(task_pods)
+    return task_pods.live_restarts >= max_retry
 
 
 def _first_exit_code(pod: Raw) -> int:
@@ -124,15 +130,16 @@ def job_request_for_pod_change(
     old: Mapping[str, Any] | None,
     new: Mapping[str, Any] | None,
     *,
-    pods: Sequence[Mapping[str, Any]] | None = None,
+    pods: Sequence[Mapping[str, Any]] | JobPods | None = None,
 ) -> JobRequest | None:
     """The request a pod add (``old`` None), update or delete (``new`` None) produces, or None
     when the job controller ignores the pod (not controlled by a Volcano Job, or missing the
     job-name/version/task annotations).
 
-    ``pods`` are the job's pods as the controller knows them; ``TaskCompleted`` and
-    ``TaskFailed`` look at the changed pod's task among them (without them only the changed pod
-    is seen). A pod delete is assumed to be of a pod the controller knew.
+    ``pods`` are the job's pods as the controller knows them, or its ``JobPods`` from a
+    ``JobPodIndex`` that already holds ``new`` (then the answer costs no scan);
+    ``TaskCompleted`` and ``TaskFailed`` look at the changed pod's task among them (without
+    them only the changed pod is seen). A pod delete is assumed to be of a pod the controller knew.
     """
     pod = new if new is not None else old
     if pod is None:
@@ -183,7 +190,7 @@ def _update_event(
     new: Raw,
     job_name: str,
     task_name: str,
-    pods: Sequence[Raw] | None,
+    pods: Sequence[Raw] | JobPods | None,
 ) -> tuple[str, int | None]:
     old_phase, new_phase = pod_phase(old), pod_phase(new)
     event: str = Event.OUT_OF_SYNC
@@ -193,12 +200,13 @@ def _update_event(
             event = Event.POD_FAILED
             exit_code = _first_exit_code(new)
     elif new_phase == POD_SUCCEEDED:
-        task_pods = _task_pods(pods, new, job_name, task_name)
-        if old_phase != POD_SUCCEEDED and task_completed(job, task_name, task_pods):
+        if old_phase != POD_SUCCEEDED and task_completed(
+            job, task_name, _task_tally(pods, new, job_name, task_name)
+        ):
             event = Event.TASK_COMPLETED
     elif new_phase in (POD_RUNNING, POD_PENDING):
         # A phase transition outranks the restart check.
-        if task_failed(job, task_name, _task_pods(pods, new, job_name, task_name)):
+        if task_failed(job, task_name, _task_tally(pods, new, job_name, task_name)):
             event = Event.TASK_FAILED
         if old_phase != new_phase:
             event = Event.POD_RUNNING if new_phase == POD_RUNNING else Event.POD_PENDING

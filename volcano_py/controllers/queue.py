@@ -154,12 +154,23 @@ def _annotate(changes: QueueChanges, queue_name: str, queue: Mapping[str, Any], 
         changes.annotations.setdefault(queue_name, {})[CLOSED_BY_PARENT_KEY] = value
 
 
-def _count(pod_group_phases: Sequence[str]) -> dict[str, int]:
+def _count(pod_group_phases: Sequence[str] | Mapping[str, int]) -> dict[str, int]:
     counts = {phase.value: 0 for phase in PodGroupPhase}
+    if isinstance(pod_group_phases, Mapping):
+        for phase, count in pod_group_phases.items():
+            if phase in counts:
+                counts[phase] += count
+        return counts
     for phase in pod_group_phases:
         if phase in counts:
             counts[phase] += 1
     return counts
+
+
+def _total(pod_group_phases: Sequence[str] | Mapping[str, int]) -> int:
+    if isinstance(pod_group_phases, Mapping):
+        return sum(pod_group_phases.values())
+    return len(pod_group_phases)
 
 
 def sync_queue(
@@ -167,10 +178,11 @@ def sync_queue(
     request: QueueRequest,
     *,
     queues: Mapping[str, Mapping[str, Any]],
-    pod_group_phases: Sequence[str],
+    pod_group_phases: Sequence[str] | Mapping[str, int],
 ) -> QueueChanges:
     """One request of the queue controller for ``queue``. ``queues`` are all queues by name
-    (for the parent and children); ``pod_group_phases`` the phases of the queue's PodGroups."""
+    (for the parent and children); ``pod_group_phases`` the phases of the queue's PodGroups,
+    one per group or already counted (phase -> number of groups, every phase included)."""
     changes = QueueChanges(pod_group_counts=_count(pod_group_phases))
     state = _state(queue)
     if state_node(state) is None:
@@ -179,7 +191,7 @@ def sync_queue(
         )
         return changes
     procedure = queue_procedure(state, request.action)
-    new_state = next_queue_state(state, request.action, len(pod_group_phases))
+    new_state = next_queue_state(state, request.action, _total(pod_group_phases))
     if procedure is QueueProcedure.OPEN:
         _open(queue, new_state, queues, changes)
     elif procedure is QueueProcedure.CLOSE:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -16,6 +17,7 @@ from typing import Any, Final
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import DEFAULT_QUEUE, ROOT_QUEUE
+from volcano_py.controllers.job_pod_index import JobPodIndex
 
 EPOCH: Final = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -48,8 +50,10 @@ CACHE_KINDS: Final = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def timestamp(seconds: float) -> str:
-    """RFC 3339 time ``seconds`` after the simulation epoch."""
+    """RFC 3339 time ``seconds`` after the simulation epoch (asked for once per object
+    written, for a handful of distinct times: remembered)."""
     moment = EPOCH + dt.timedelta(seconds=seconds)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -73,12 +77,41 @@ class InMemoryCluster:
     events: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
     # Bumped by every change a person would notice (bind, eviction, status written).
     changes: int = 0
+    # The job controller's cache of pods by job, kept with every pod write.
+    pod_index: JobPodIndex = field(default_factory=JobPodIndex)
     _uid_counter: int = 0
+    # kind -> namespace -> key -> object, for the namespaced kinds: a job's plugin objects
+    # are looked up without a scan of every object of the kind.
+    _by_namespace: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(
+        default_factory=dict
+    )
 
     # ------------------------------------------------------------------ store
 
     def of_kind(self, kind: str) -> dict[str, dict[str, Any]]:
+        """The objects of a kind by key. Read-only: write through create/update/delete."""
         return self.objects.setdefault(kind, {})
+
+    def in_namespace(self, kind: str, namespace: str) -> dict[str, dict[str, Any]]:
+        """The objects of a namespaced kind in one namespace, by key (read-only)."""
+        return self._by_namespace.get(kind, {}).get(namespace, {})
+
+    def _store(self, kind: str, key: str, obj: dict[str, Any] | None) -> None:
+        """Put (or, with None, drop) an object, keeping the indexes in step."""
+        store = self.of_kind(kind)
+        if obj is None:
+            store.pop(key, None)
+        else:
+            store[key] = obj
+        if kind in NAMESPACED:
+            namespace = key.split("/", 1)[0]
+            by_namespace = self._by_namespace.setdefault(kind, {}).setdefault(namespace, {})
+            if obj is None:
+                by_namespace.pop(key, None)
+            else:
+                by_namespace[key] = obj
+        if kind == "Pod":
+            self.pod_index.update(key, obj)
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         return self.of_kind(kind).get(key)
@@ -104,20 +137,20 @@ class InMemoryCluster:
             meta["uid"] = f"{kind.lower()}-{self._uid_counter:05d}"
         meta.setdefault("creationTimestamp", timestamp(self.clock()))
         key = object_key(obj)
-        store = self.of_kind(kind)
-        event = "MODIFIED" if key in store else "ADDED"
-        store[key] = obj
+        event = "MODIFIED" if key in self.of_kind(kind) else "ADDED"
+        self._store(kind, key, obj)
         self._notify(kind, event, obj)
         return obj
 
     def update(self, obj: dict[str, Any]) -> None:
         kind = str(obj["kind"])
-        self.of_kind(kind)[object_key(obj)] = obj
+        self._store(kind, object_key(obj), obj)
         self._notify(kind, "MODIFIED", obj)
 
     def delete(self, kind: str, key: str) -> dict[str, Any] | None:
-        obj = self.of_kind(kind).pop(key, None)
+        obj = self.of_kind(kind).get(key)
         if obj is not None:
+            self._store(kind, key, None)
             self._notify(kind, "DELETED", obj)
         return obj
 
@@ -134,9 +167,11 @@ class InMemoryCluster:
         pod = self.get("Pod", task.key)
         if pod is None:
             raise LookupError(f"pod {task.key} not found")
-        pod = copy.deepcopy(pod)
+        pod = revised(pod, "spec", "metadata")
         pod["spec"]["nodeName"] = node_name
-        annotations = pod["metadata"].setdefault("annotations", {})
+        annotations = pod["metadata"]["annotations"] = dict(
+            pod["metadata"].get("annotations") or {}
+        )
         for name, value in task.pod_annotations.items():
             annotations.setdefault(name, value)
         self.binds[task.key] = node_name
@@ -195,7 +230,7 @@ class InMemoryCluster:
         new_status = _stamp_conditions(dict(status), self.clock())
         if _comparable(pod_group.get("status") or {}) == _comparable(new_status):
             return
-        pod_group = copy.deepcopy(pod_group)
+        pod_group = revised(pod_group)
         pod_group["status"] = new_status
         self.changes += 1
         self.update(pod_group)
@@ -218,8 +253,8 @@ class InMemoryCluster:
         pod = self.get("Pod", task.key)
         if pod is None:
             return
-        pod = copy.deepcopy(pod)
-        status = pod.setdefault("status", {})
+        pod = revised(pod, "status")
+        status = pod["status"]
         conditions = [
             c for c in status.get("conditions") or [] if c.get("type") != condition["type"]
         ]
@@ -235,6 +270,17 @@ class InMemoryCluster:
         self, kind: str, namespace: str, name: str, event_type: str, reason: str, message: str
     ) -> None:
         self.events.append((kind, namespace, name, event_type, reason, message))
+
+
+def revised(obj: Mapping[str, Any], *parts: str) -> dict[str, Any]:
+    """A new version of a stored object to change ``parts`` of (``spec``, ``status``...):
+    the object and those parts are fresh dicts, everything else is shared with the stored
+    version. Stored objects are never changed in place, so sharing is safe, and a bind or a
+    phase change costs no deep copy of the pod (tens of thousands per run)."""
+    copied = dict(obj)
+    for part in parts:
+        copied[part] = dict(obj.get(part) or {})
+    return copied
 
 
 def _queue(name: str, reclaimable: bool) -> dict[str, Any]:

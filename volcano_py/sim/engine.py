@@ -17,9 +17,12 @@ from volcano_py.api.types import (
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.controllers.job import (
     JobChanges,
+    JobPods,
     JobRequest,
     job_request_for_command,
     job_request_for_pod_change,
+    only_events,
+    sync_depends_only_on_state,
     sync_job,
 )
 from volcano_py.controllers.ownership import job_of_owner, job_of_pod
@@ -27,9 +30,10 @@ from volcano_py.controllers.podgroup import pod_group_for_pod
 from volcano_py.framework.conf import SchedulerConf
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
+from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.registry import new_action
 from volcano_py.sim import node_usage
-from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, timestamp
+from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, revised, timestamp
 from volcano_py.sim.quota import QuotaStatusController
 
 DEFAULT_MAX_CYCLES: Final = 20
@@ -56,6 +60,9 @@ class Simulation:
     started_cycle: dict[str, int] = field(default_factory=dict, init=False)
     _pods_seen: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
     _pod_group_phases: dict[str, str] = field(default_factory=dict, init=False)
+    # Pods without a PodGroup annotation, for the PodGroup controller (which would otherwise
+    # look at every pod on every pass).
+    _ungrouped_pods: set[str] = field(default_factory=set, init=False)
     # Policy actions with a timeout: (when, job key, request).
     delayed: list[tuple[float, str, JobRequest]] = field(default_factory=list, init=False)
     quota_status: QuotaStatusController = field(default_factory=QuotaStatusController, init=False)
@@ -76,9 +83,11 @@ class Simulation:
 
     # ------------------------------------------------------------------ loading
 
-    def load(self, objects: list[dict[str, Any]]) -> None:
+    def load(self, objects: list[dict[str, Any]], *, owned: bool = False) -> None:
+        """Create the objects in the simulated cluster. ``owned``: the caller hands them
+        over (no copy; the command line's freshly read dump is tens of thousands of pods)."""
         for obj in objects:
-            self.cluster.create(copy.deepcopy(obj))
+            self.cluster.create(obj if owned else copy.deepcopy(obj))
         self.cluster.ensure_default_queues()
         self._sync_quotas()
         for key, _job in self.cluster.items("Job"):
@@ -96,6 +105,11 @@ class Simulation:
                 self._pods_seen.pop(key, None)
             else:
                 self._pods_seen[key] = new
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            if new is not None and GROUP_NAME_ANNOTATION not in annotations:
+                self._ungrouped_pods.add(key)
+            else:
+                self._ungrouped_pods.discard(key)
             job_key = job_of_pod(obj)
             if job_key is not None:
                 job = self.cluster.get("Job", job_key)
@@ -152,8 +166,8 @@ class Simulation:
                     self._set_phase(pod, "Succeeded")
 
     def _set_phase(self, pod: dict[str, Any], phase: str) -> None:
-        pod = copy.deepcopy(pod)
-        status = pod.setdefault("status", {})
+        pod = revised(pod, "status")
+        status = pod["status"]
         status["phase"] = phase
         if phase == "Running":
             status["startTime"] = timestamp(self.time)
@@ -171,13 +185,14 @@ class Simulation:
 
     def pending_timers(self) -> bool:
         """A running pod that will finish in a later cycle (the run must go on)."""
-        for key, pod in self.cluster.items("Pod"):
-            if (pod.get("status") or {}).get("phase") != "Running":
+        for key in self.started_cycle:
+            pod = self.cluster.get("Pod", key)
+            if pod is None or (pod.get("status") or {}).get("phase") != "Running":
                 continue
             run_cycles = ((pod.get("metadata") or {}).get("annotations") or {}).get(
                 SIM_RUN_CYCLES_ANNOTATION
             )
-            if run_cycles is not None and key in self.started_cycle:
+            if run_cycles is not None:
                 return True
         return False
 
@@ -195,11 +210,23 @@ class Simulation:
                 break
             requests, self.job_requests = self.job_requests, {}
             for job_key in sorted(requests):
-                for request in requests[job_key]:
-                    job = self.cluster.get("Job", job_key)
-                    if job is None:
-                        break
-                    self._sync_job(job_key, job, request)
+                self._sync_requests(job_key, requests[job_key])
+
+    def _sync_requests(self, job_key: str, requests: list[JobRequest]) -> None:
+        """The job's requests in order. A request whose sync reads only the objects, after
+        one such sync that wrote nothing, would write nothing again: its events are repeated
+        instead of running it (see ``sync_depends_only_on_state``)."""
+        quiet_events: list[tuple[str, str, str]] | None = None
+        for request in requests:
+            job = self.cluster.get("Job", job_key)
+            if job is None:
+                break
+            state_only = sync_depends_only_on_state(job, request)
+            if state_only and quiet_events is not None:
+                self._record_job_events(job, quiet_events)
+                continue
+            changes = self._sync_job(job_key, job, request)
+            quiet_events = list(changes.events) if state_only and only_events(changes) else None
 
     def _handle_commands(self) -> None:
         for key, command in list(self.cluster.items("Command")):
@@ -211,9 +238,12 @@ class Simulation:
             self.cluster.delete("Command", key)
 
     def _pod_group_controller(self) -> None:
-        for key, pod in list(self.cluster.items("Pod")):
-            annotations = (pod.get("metadata") or {}).get("annotations") or {}
-            if GROUP_NAME_ANNOTATION in annotations:
+        for key in sorted(self._ungrouped_pods):
+            # Looked at once per version: a pod that needs no group now never will until it
+            # changes (and a change puts it back in the set).
+            self._ungrouped_pods.discard(key)
+            pod = self.cluster.get("Pod", key)
+            if pod is None:
                 continue
             result = pod_group_for_pod(pod, None, self.scheduler_names)
             if result is None:
@@ -222,18 +252,12 @@ class Simulation:
             if self.cluster.get("PodGroup", object_key(pod_group)) is None:
                 pod_group.setdefault("status", {}).setdefault("phase", "Pending")
                 self.cluster.create(pod_group)
-            pod = copy.deepcopy(pod)
-            pod["metadata"].setdefault("annotations", {}).update(patch)
+            pod = revised(pod, "metadata")
+            pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}), **patch}
             self.cluster.update(pod)
-            del key
 
-    def _pods_of_job(self, job_key: str) -> list[dict[str, Any]]:
-        namespace = job_key.split("/", 1)[0]
-        return [
-            pod
-            for key, pod in self.cluster.items("Pod")
-            if key.startswith(f"{namespace}/") and job_of_pod(pod) == job_key
-        ]
+    def _pods_of_job(self, job_key: str) -> JobPods:
+        return self.cluster.pod_index.of_job(job_key)
 
     def _pod_group_of_job(self, job: Mapping[str, Any]) -> dict[str, Any] | None:
         meta = job.get("metadata") or {}
@@ -244,14 +268,13 @@ class Simulation:
                 return found
         return None
 
-    def _sync_job(self, job_key: str, job: dict[str, Any], request: JobRequest) -> None:
+    def _sync_job(self, job_key: str, job: dict[str, Any], request: JobRequest) -> JobChanges:
         namespace = job_key.split("/", 1)[0]
         queue_name = str((job.get("spec") or {}).get("queue") or "default")
         plugin_objects = {
             (kind, str((obj.get("metadata") or {}).get("name"))): obj
             for kind in _JOB_PLUGIN_KINDS
-            for key, obj in self.cluster.items(kind)
-            if key.startswith(f"{namespace}/")
+            for obj in self.cluster.in_namespace(kind, namespace).values()
         }
         changes = sync_job(
             job,
@@ -269,6 +292,7 @@ class Simulation:
         if changes.delayed_action is not None:
             delayed = changes.delayed_action
             self.delayed.append((self.time + delayed.delay_seconds, job_key, delayed.request))
+        return changes
 
     def _apply_job_changes(self, job_key: str, job: dict[str, Any], changes: JobChanges) -> None:
         namespace = job_key.split("/", 1)[0]
@@ -305,7 +329,8 @@ class Simulation:
                 marked["metadata"].setdefault("annotations", {}).update(marks)
                 cluster.update(marked)
         for template in changes.create_pods:
-            new_pod = copy.deepcopy(template)
+            # The controller built this pod for us alone: no copy.
+            new_pod = template
             new_pod.setdefault("status", {}).setdefault("phase", "Pending")
             if cluster.get("Pod", object_key(new_pod)) is None:
                 cluster.create(new_pod)
@@ -334,21 +359,26 @@ class Simulation:
             updated["metadata"].setdefault("annotations", {}).update(changes.job_annotations)
             cluster.update(updated)
             cluster.changes += 1
+        self._record_job_events(job, changes.events)
+
+    def _record_job_events(
+        self, job: Mapping[str, Any], events: list[tuple[str, str, str]]
+    ) -> None:
         meta = job.get("metadata") or {}
-        for event_type, reason, message in changes.events:
-            cluster.record(
-                "Job",
-                str(meta.get("namespace") or "default"),
-                str(meta.get("name")),
-                event_type,
-                reason,
-                message,
-            )
+        namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
+        for event_type, reason, message in events:
+            self.cluster.record("Job", namespace, name, event_type, reason, message)
 
     # ------------------------------------------------------------------ the loop
 
     def run_cycle(self) -> bool:
         """One cycle; True if anything changed."""
+        # As the live scheduler: no cyclic collection inside a cycle (it would scan every
+        # object of the cluster); the collector catches up between cycles.
+        with gc_paused():
+            return self._run_cycle()
+
+    def _run_cycle(self) -> bool:
         self.cycles += 1
         self.time = float(self.cycles)
         self._collect_node_usage()

@@ -1,8 +1,15 @@
 """Reading the simulator's input: YAML or JSON files, one or many documents, ``kind: List``
-(what ``kubectl get -o yaml`` prints), or ``-`` for standard input."""
+(what ``kubectl get -o yaml`` prints), or ``-`` for standard input.
+
+JSON (a ``.json`` file, or text that starts with ``{`` or ``[``) is read by the stdlib JSON
+parser, YAML by libyaml (``yaml.CSafeLoader``): PyYAML's pure-Python parser takes minutes over
+a dump of a few thousand nodes. Without libyaml we fall back to the pure-Python parser, saying
+so once.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,9 +68,58 @@ def _read(path: str) -> tuple[str, str]:
         raise SimInputError(f"{path}: cannot read: {error.strerror or error}") from error
 
 
+def _yaml_loader() -> type[yaml.SafeLoader] | type[yaml.CSafeLoader]:
+    global _warned_no_libyaml
+    if yaml.__with_libyaml__:
+        return yaml.CSafeLoader
+    if not _warned_no_libyaml:
+        _warned_no_libyaml = True
+        print(
+            "warning: PyYAML was built without libyaml: reading YAML input is slow"
+            " (install PyYAML with libyaml, or give the input as JSON)",
+            file=sys.stderr,
+        )
+    return yaml.SafeLoader
+
+
+_warned_no_libyaml = False
+
+
+def _looks_like_json(source: str, text: str) -> bool:
+    return source.endswith(".json") or text.lstrip()[:1] in ("{", "[")
+
+
+def _json_documents(text: str) -> list[Any]:
+    """Every JSON value of ``text``: one, or several one after another (as ``kubectl get -w
+    -o json`` prints them)."""
+    decoder = json.JSONDecoder()
+    documents: list[Any] = []
+    index, end = 0, len(text)
+    while True:
+        while index < end and text[index] in " \t\r\n":
+            index += 1
+        if index == end:
+            return documents
+        document, index = decoder.raw_decode(text, index)
+        documents.append(document)
+
+
 def _documents(source: str, text: str) -> Iterator[tuple[int, Any]]:
+    if _looks_like_json(source, text):
+        try:
+            documents = _json_documents(text)
+        except json.JSONDecodeError as error:
+            if source.endswith(".json"):
+                raise SimInputError(
+                    f"{source} (line {error.lineno}, column {error.colno}): not valid JSON:"
+                    f" {error.msg}"
+                ) from None
+            # YAML written in flow style (``{kind: Node, ...}``): the YAML parser's turn.
+        else:
+            yield from enumerate(documents, start=1)
+            return
     try:
-        yield from enumerate(yaml.safe_load_all(text), start=1)
+        yield from enumerate(yaml.load_all(text, Loader=_yaml_loader()), start=1)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

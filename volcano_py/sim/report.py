@@ -46,19 +46,14 @@ def _conditions(pod_group: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def _enqueue_rejection(sim: Simulation, key: str) -> str | None:
-    """The last reason an enqueue plugin gave for not admitting the PodGroup (Normal event)."""
-    namespace, name = key.split("/", 1)
-    for kind, ns, obj_name, event_type, reason, message in reversed(sim.cluster.events):
-        if (kind, ns, obj_name, event_type, reason) == (
-            "PodGroup",
-            namespace,
-            name,
-            "Normal",
-            "Unschedulable",
-        ):
-            return message
-    return None
+def _enqueue_rejections(sim: Simulation) -> dict[str, str]:
+    """PodGroup key -> the last reason an enqueue plugin gave for not admitting it (a
+    Normal ``Unschedulable`` event), from one pass over the events."""
+    rejections: dict[str, str] = {}
+    for kind, namespace, name, event_type, reason, message in sim.cluster.events:
+        if (kind, event_type, reason) == ("PodGroup", "Normal", "Unschedulable"):
+            rejections[f"{namespace}/{name}"] = message
+    return rejections
 
 
 def _queue_limit(ssn: Session, queue_name: str) -> str | None:
@@ -80,7 +75,9 @@ def _queue_limit(ssn: Session, queue_name: str) -> str | None:
     return None
 
 
-def _unschedulable_reason(sim: Simulation, key: str, pod_group: Mapping[str, Any]) -> str | None:
+def _unschedulable_reason(
+    sim: Simulation, key: str, pod_group: Mapping[str, Any], rejections: Mapping[str, str]
+) -> str | None:
     """Why a PodGroup is not (fully) placed at the end, in the words of the fit errors; None
     when nothing of it waits."""
     ssn = sim.last_session
@@ -90,7 +87,7 @@ def _unschedulable_reason(sim: Simulation, key: str, pod_group: Mapping[str, Any
     phase = str((pod_group.get("status") or {}).get("phase", ""))
     job = ssn.jobs.get(key) if ssn is not None else None
     if phase in ("", "Pending"):
-        return _enqueue_rejection(sim, key) or "pod group is pending: not admitted to its queue yet"
+        return rejections.get(key) or "pod group is pending: not admitted to its queue yet"
     if job is None or ssn is None:
         return None if phase not in _UNPLACED_PHASES else "pod group is not ready"
     waiting = sorted(
@@ -133,13 +130,14 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         pods.setdefault(key, {"phase": "Deleted", "node": cluster.binds.get(key)})
     pod_groups: dict[str, Any] = {}
     unschedulable: dict[str, str] = {}
+    rejections = _enqueue_rejections(sim)
     for key, pod_group in cluster.items("PodGroup"):
         shown = _shown_key(key, pod_group)
         pod_groups[shown] = {
             "phase": (pod_group.get("status") or {}).get("phase", "Pending"),
             "conditions": _conditions(pod_group),
         }
-        reason = _unschedulable_reason(sim, key, pod_group)
+        reason = _unschedulable_reason(sim, key, pod_group, rejections)
         if reason is not None:
             unschedulable[shown] = reason
     jobs = {

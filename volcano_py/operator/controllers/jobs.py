@@ -28,6 +28,8 @@ from volcano_py.controllers.job import (
     job_request_for_job_change,
     job_request_for_pod_change,
     job_request_for_pod_group_change,
+    only_events,
+    sync_depends_only_on_state,
     sync_job,
 )
 from volcano_py.controllers.ownership import job_of_owner, job_of_pod
@@ -143,13 +145,15 @@ class JobController:
     # ------------------------------------------------------------------ one round of a key
 
     async def _handle(self, job_key: str, requests: list[JobRequest]) -> None:
+        # Events of the last sync that wrote nothing, while the next ones may reuse it.
+        quiet: list[tuple[str, str, str]] | None = None
         for index, request in enumerate(requests):
             job = self.store.get("Job", job_key)
             if job is None:
                 return
             self._cancel_delayed(job_key, functools.partial(_cancelled_by, request))
             try:
-                await self._sync(job_key, job, request)
+                quiet = await self._sync(job_key, job, request, quiet)
             except RetryLater as retry:
                 raise RetryLater(str(retry), list(requests[index:])) from None
             except ApiError as error:
@@ -198,11 +202,31 @@ class JobController:
             self.recorder.record("Job", namespace, name, "Warning", "InvalidJob", message)
         return None
 
-    async def _sync(self, job_key: str, job: Obj, request: JobRequest) -> None:
+    async def _sync(
+        self,
+        job_key: str,
+        job: Obj,
+        request: JobRequest,
+        quiet: list[tuple[str, str, str]] | None = None,
+    ) -> list[tuple[str, str, str]] | None:
+        """Run one request; the events of the sync when it wrote nothing and read only the
+        objects, else None. With ``quiet`` (such a sync just ran and nothing was written
+        since, as nothing awaited) a request that reads only the objects would ask for the
+        same nothing: its events are recorded again without a sync, so thousands of pod
+        events of one job cost one sync (each reads every pod of the job)."""
         mutated = self._admitted(job_key, job)
         if mutated is None:
-            return
+            return None
         namespace, _name = _split(job_key)
+        state_only = sync_depends_only_on_state(mutated, request)
+        if state_only and quiet is not None:
+            for event_type, reason, message in quiet:
+                self.recorder.record("Job", namespace, _name, event_type, reason, message)
+            action = str(apply_policies(mutated, request).action)
+            self._cancel_delayed(
+                job_key, lambda delayed: delayed_action_superseded(delayed, action, request)
+            )
+            return quiet
         queue_name = str((mutated.get("spec") or {}).get("queue") or "default")
         plugin_objects = {
             (resource.kind, str((obj.get("metadata") or {}).get("name"))): obj
@@ -230,7 +254,7 @@ class JobController:
             self.recorder.record(
                 "Job", namespace, _name, "Warning", "SyncFailed", f"cannot sync: {error}"
             )
-            return
+            return None
         self.syncs += 1
         log.debug("Job %s: %s -> %s", job_key, request, changes)
         await self.apply(job_key, job, changes)
@@ -241,6 +265,7 @@ class JobController:
             self._cancel_delayed(
                 job_key, lambda delayed: delayed_action_superseded(delayed, action, request)
             )
+        return list(changes.events) if state_only and only_events(changes) else None
 
     def _schedule(self, job_key: str, delayed: DelayedAction) -> None:
         loop = asyncio.get_running_loop()
