@@ -146,7 +146,7 @@ def test_an_invalid_template_is_refused_naming_the_template_field() -> None:
     ]
 
 
-def test_the_upstream_example_is_admitted() -> None:
+def test_the_example_is_admitted() -> None:
     from pathlib import Path
 
     import yaml

@@ -16,12 +16,12 @@ def test_an_invalid_cronjob_is_refused_naming_the_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "cron.yaml"
-    path.write_text(EXAMPLE.read_text().replace('"*/5 * * * *"', '"*/5 * * *"'))
+    path.write_text(EXAMPLE.read_text().replace('"*/15 * * * *"', '"*/15 * * *"'))
     code = main(["simulate", str(path)])
     err = capsys.readouterr().err
     assert code == 2
     assert str(path) in err
-    assert "CronJob default/volcano-cronjob-example: spec.schedule:" in err
+    assert "CronJob default/nightly-eval: spec.schedule:" in err
     assert "expected exactly 5 fields" in err
     assert "Traceback" not in err
 
@@ -30,5 +30,5 @@ def test_a_valid_cronjob_is_validated_but_not_run(capsys: pytest.CaptureFixture[
     code = main(["simulate", str(EXAMPLE)])
     err = capsys.readouterr().err
     assert code == 0
-    assert "CronJob volcano-cronjob-example" in err
+    assert "CronJob nightly-eval" in err
     assert "CronJob is validated but not run by simulate yet" in err

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         # A dump is hundreds of thousands of long-lived dicts: the cyclic collector would
         # scan them all over and over while they are built (it tripled the time of loading).
         with gc_paused():
-            inputs = read_inputs(load_documents(args.files))
+            inputs = read_inputs(load_documents(args.files, seed=args.seed))
             registry = plugins_with_dir(args.plugins_dir)
             conf = _conf(args.conf, inputs.conf_text, inputs.conf_source, registry)
             if args.strict and _strict_failure(inputs.warnings, conf.diagnostics.warnings):

@@ -5,6 +5,7 @@ gets its PodGroup and pods, a bare pod its PodGroup), then one real scheduling c
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -32,7 +33,7 @@ from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.registry import new_action
-from volcano_py.sim import node_usage
+from volcano_py.sim import job_ttl, node_usage
 from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, revised, timestamp
 from volcano_py.sim.quota import QuotaStatusController
 
@@ -184,7 +185,12 @@ class Simulation:
         self.cluster.update(pod)
 
     def pending_timers(self) -> bool:
-        """A running pod that will finish in a later cycle (the run must go on)."""
+        """A running pod that will finish in a later cycle, or a finished job's TTL that runs
+        out within a default run (the run must go on). Longer TTLs wait for a clock that can
+        jump (``--until``)."""
+        expiry = job_ttl.next_expiry(self.cluster)
+        if expiry is not None and expiry <= EPOCH + dt.timedelta(seconds=DEFAULT_MAX_CYCLES):
+            return True
         for key in self.started_cycle:
             pod = self.cluster.get("Pod", key)
             if pod is None or (pod.get("status") or {}).get("phase") != "Running":
@@ -211,6 +217,12 @@ class Simulation:
             requests, self.job_requests = self.job_requests, {}
             for job_key in sorted(requests):
                 self._sync_requests(job_key, requests[job_key])
+        for job_key in job_ttl.expired_jobs(self.cluster, self.now()):
+            job_ttl.delete_job_and_dependents(self.cluster, job_key)
+
+    def now(self) -> dt.datetime:
+        """The simulated wall clock."""
+        return EPOCH + dt.timedelta(seconds=self.time)
 
     def _sync_requests(self, job_key: str, requests: list[JobRequest]) -> None:
         """The job's requests in order. A request whose sync reads only the objects, after

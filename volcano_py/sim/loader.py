@@ -10,6 +10,7 @@ so once.
 from __future__ import annotations
 
 import json
+import random
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -127,11 +128,20 @@ def _documents(source: str, text: str) -> Iterator[tuple[int, Any]]:
         raise SimInputError(f"{source}{at}: not valid YAML or JSON: {problem}") from error
 
 
-def load_documents(paths: Sequence[str]) -> list[Document]:
-    """Every object of every file, in order; ``List`` documents are unpacked."""
+# The characters of a name the API server generates (``utilrand.String``: no vowels, no
+# confusable digits), and how many it appends to ``metadata.generateName``.
+_GENERATED_NAME_CHARS: Final = "bcdfghjklmnpqrstvwxz2456789"
+_GENERATED_NAME_LENGTH: Final = 5
+
+
+def load_documents(paths: Sequence[str], *, seed: int = 0) -> list[Document]:
+    """Every object of every file, in order; ``List`` documents are unpacked. An object with
+    ``metadata.generateName`` and no name gets one as the API server would make it, from a
+    source seeded with ``seed`` (the same input and seed give the same names)."""
     loaded: list[Document] = []
     for path in paths:
         source, text = _read(path)
+        before = len(loaded)
         for position, document in _documents(source, text):
             if document is None:
                 continue
@@ -154,10 +164,39 @@ def load_documents(paths: Sequence[str]) -> list[Document]:
                     loaded.append(Document(item, source, position, index))
                 continue
             loaded.append(Document(document, source, position))
+        if len(loaded) == before:
+            raise SimInputError(f"{source}: no Kubernetes object in it (an empty file?)")
+    names = random.Random(seed)
+    taken = {
+        (document.kind, _name_of(document.obj))
+        for document in loaded
+        if _name_of(document.obj) is not None
+    }
     for document in loaded:
         if not document.obj.get("kind"):
             raise document.error("kind", "missing")
         metadata = document.obj.get("metadata")
-        if not isinstance(metadata, Mapping) or not metadata.get("name"):
+        if not isinstance(metadata, dict):
             raise document.error("metadata.name", "missing")
+        if metadata.get("name"):
+            continue
+        prefix = metadata.get("generateName")
+        if not isinstance(prefix, str) or not prefix:
+            raise document.error("metadata.name", "missing (and no metadata.generateName)")
+        name = _generated_name(prefix, names)
+        while (document.kind, name) in taken:
+            name = _generated_name(prefix, names)
+        taken.add((document.kind, name))
+        metadata["name"] = name
     return loaded
+
+
+def _name_of(obj: Mapping[str, Any]) -> str | None:
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _generated_name(prefix: str, source: random.Random) -> str:
+    suffix = "".join(source.choice(_GENERATED_NAME_CHARS) for _ in range(_GENERATED_NAME_LENGTH))
+    return f"{prefix}{suffix}"
