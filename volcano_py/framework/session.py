@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
 from volcano_py.api.node import NodeInfo
-from volcano_py.api.node_matrix import FloatArray, IntArray, NodeMatrix
+from volcano_py.api.node_matrix import FitCache, FloatArray, IntArray, NodeMatrix
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo, compare_tasks
@@ -117,6 +117,8 @@ class Session:
         self.nodes: dict[str, NodeInfo] = snapshot.nodes
         self.node_list: list[NodeInfo] = [snapshot.nodes[name] for name in snapshot.node_list]
         self.matrix: NodeMatrix = snapshot.matrix
+        # Per request shape, which nodes it fits (refreshed only where placements wrote).
+        self.fits = FitCache(self.matrix)
         self.queues: dict[str, QueueInfo] = snapshot.queues
         self.priority_classes = snapshot.priority_classes
         self.hyper_nodes = snapshot.hyper_nodes
