@@ -367,9 +367,30 @@ class FitCache:
         self, future: bool, wanted: FloatArray, columns: IntArray, rows: IntArray | slice
     ) -> BoolArray:
         m = self.matrix
+        if isinstance(rows, np.ndarray) and len(rows) <= _SCALAR_ROWS:
+            return np.array([self._row_fits(future, wanted, columns, row) for row in rows])
         picked = np.ix_(rows, columns) if isinstance(rows, np.ndarray) else (rows, columns)
         available = m.idle[picked]
         if future:
             available = available + m.releasing[picked] - m.pipelined[picked]
         result: BoolArray = np.all(wanted - available < MIN_RESOURCE, axis=1)
         return result
+
+    def _row_fits(self, future: bool, wanted: FloatArray, columns: IntArray, row: int) -> bool:
+        """One row in plain floats (the same IEEE operations, without numpy's per-call
+        overhead: after a placement usually one row is stale)."""
+        m = self.matrix
+        idle = m.idle[row].tolist()
+        if future:
+            releasing, pipelined = m.releasing[row].tolist(), m.pipelined[row].tolist()
+        for want, column in zip(wanted.tolist(), columns.tolist(), strict=True):
+            available = idle[column]
+            if future:
+                available = available + releasing[column] - pipelined[column]
+            if not want - available < MIN_RESOURCE:
+                return False
+        return True
+
+
+# Up to this many stale rows, refreshing row by row in Python beats numpy's per-call overhead.
+_SCALAR_ROWS = 4

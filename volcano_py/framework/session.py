@@ -144,6 +144,7 @@ class Session:
         self._hooks: dict[str, list[list[tuple[str, Any]]]] = {
             name: [[] for _ in conf.tiers] for name in HOOKS
         }
+        self._flattened: dict[str, tuple[Any, ...]] = {}
         self._plugin_slot: dict[str, tuple[int, PluginOption]] = {}
         self._old_pod_group_status: dict[str, dict[str, Any]] = {
             uid: job.pod_group.status_dict()
@@ -167,6 +168,7 @@ class Session:
             enabled = flags is None or any(option.enabled(flag) for flag in flags)
         if enabled and tier >= 0:
             self._hooks[hook][tier].append((plugin, fn))
+            self._flattened.pop(hook, None)
 
     def add_job_order_fn(self, plugin: str, fn: Any) -> None:
         self.register("job_order", plugin, fn)
@@ -274,8 +276,12 @@ class Session:
     def has_hook(self, hook: str) -> bool:
         return any(self._hooks[hook])
 
-    def _flat(self, hook: str) -> list[Any]:
-        return [fn for tier in self._hooks[hook] for _, fn in tier]
+    def _flat(self, hook: str) -> tuple[Any, ...]:
+        """The hook's functions over all tiers, in order (kept: asked several times a task)."""
+        flat = self._flattened.get(hook)
+        if flat is None:
+            flat = self._flattened[hook] = tuple(fn for tier in self._hooks[hook] for _, fn in tier)
+        return flat
 
     # ------------------------------------------------------------------ ordering
 
@@ -785,24 +791,20 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
 def _update_queue_status(ssn: Session) -> None:
     allocated: dict[str, Resource] = {name: Resource() for name in ssn.queues}
     has_root = ROOT_QUEUE in ssn.queues
+    chains: dict[str, list[Resource]] = {}
     for job in ssn.jobs.values():
         if job.queue not in allocated:
             continue
+        chain = chains.get(job.queue)
+        if chain is None:
+            chain = chains[job.queue] = _usage_chain(ssn, job.queue, allocated, has_root)
         for status, tasks in job.task_status_index.items():
             if status not in ALLOCATED_STATUSES:
                 continue
             for task in tasks.values():
-                allocated[job.queue].add(task.resreq)
-                # With a root queue, usage also counts on every ancestor up to it.
-                queue = ssn.queues[job.queue]
-                seen = {queue.name}
-                while has_root and queue.name != ROOT_QUEUE:
-                    parent = queue.parent_name
-                    if parent not in allocated or parent in seen:
-                        break
-                    allocated[parent].add(task.resreq)
-                    seen.add(parent)
-                    queue = ssn.queues[parent]
+                resreq = task.resreq
+                for total in chain:
+                    total.add(resreq)
     for name, total in allocated.items():
         listed = total.to_list()
         previous = ssn.queues[name].allocated_status
@@ -811,6 +813,24 @@ def _update_queue_status(ssn: Session) -> None:
             continue
         ssn.queues[name].allocated_status = listed
         ssn.sink.update_queue_status(name, total)
+
+
+def _usage_chain(
+    ssn: Session, queue_name: str, allocated: dict[str, Resource], has_root: bool
+) -> list[Resource]:
+    """The sums a task of ``queue_name`` counts in: its queue's and, with a root queue, every
+    ancestor's up to it (walked once per queue, not once per task)."""
+    chain = [allocated[queue_name]]
+    queue = ssn.queues[queue_name]
+    seen = {queue.name}
+    while has_root and queue.name != ROOT_QUEUE:
+        parent = queue.parent_name
+        if parent not in allocated or parent in seen:
+            break
+        chain.append(allocated[parent])
+        seen.add(parent)
+        queue = ssn.queues[parent]
+    return chain
 
 
 def close_session(ssn: Session) -> None:

@@ -359,6 +359,13 @@ class RequestedTracker:
         result: FloatArray = self.requested[rows, :2] + self._extra[rows]
         return result
 
+    def non_zero_requested_row(self, row: int) -> tuple[float, float]:
+        """``non_zero_requested`` for one row, without numpy's per-call overhead."""
+        if not self._known[row]:
+            self.non_zero_requested(np.array([row], dtype=np.intp))
+        requested, extra = self.requested[row], self._extra[row]
+        return float(requested[0] + extra[0]), float(requested[1] + extra[1])
+
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
         self.version[row] += 1
         resreq = task.resreq
@@ -484,8 +491,8 @@ class NodeOrderPlugin:
             allocatable = requested.allocatable[row, :2].tolist()
             if weights.least_requested or weights.most_requested:
                 pod_cpu, pod_memory = task_non_zero(task)
-                held = requested.non_zero_requested(np.array([row], dtype=np.intp))[0]
-                want = [float(held[0] + pod_cpu), float(held[1] + pod_memory)]
+                held_cpu, held_memory = requested.non_zero_requested_row(row)
+                want = [held_cpu + pod_cpu, held_memory + pod_memory]
                 if weights.least_requested:
                     total += weights.least_requested * least_allocated_reference(want, allocatable)
                 if weights.most_requested:
