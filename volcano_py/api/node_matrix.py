@@ -329,10 +329,12 @@ class FitCache:
     ``fit_mask`` / ``fit_future_idle``, so the answers are the same bits.
     """
 
-    __slots__ = ("_entries", "matrix")
+    __slots__ = ("_entries", "incremental", "matrix")
 
-    def __init__(self, matrix: NodeMatrix) -> None:
+    def __init__(self, matrix: NodeMatrix, incremental: bool = True) -> None:
         self.matrix = matrix
+        # False: every question recomputes every row (the reference the tests compare with).
+        self.incremental = incremental
         # (future?, request columns, request values) -> (mask, the generation of each row).
         self._entries: dict[tuple[bool, bytes, bytes], tuple[BoolArray, IntArray, list[int]]] = {}
 
@@ -350,7 +352,7 @@ class FitCache:
         key = (future, columns.tobytes(), wanted.tobytes())
         entry = self._entries.get(key)
         versions = matrix.versions
-        if entry is None or len(entry[0]) != len(versions):
+        if entry is None or len(entry[0]) != len(versions) or not self.incremental:
             mask = self._compute(future, wanted, columns, slice(None))
             self._entries[key] = (mask, versions.copy(), [matrix.generation])
             return mask

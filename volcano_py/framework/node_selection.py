@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from volcano_py.framework.session import Session
 
 
+# Combine the masks over every node before rotating once the candidates are at least
+# 1/_COMBINE_SHARE of the nodes (0: never, the per-mask gathers; the tests' reference).
+_COMBINE_SHARE = 4
+
+
 @dataclass(frozen=True, slots=True)
 class FeasibilityOptions:
     """``--minimum-feasible-nodes``, ``--minimum-percentage-nodes-to-find``,
@@ -102,7 +107,7 @@ class PredicateHelper:
         masks = ssn.predicate_masks(task)
         group = f"{task.job}/{task.task_role}" if (self.error_cache and task.task_role) else ""
         role = self._roles.get(group) if group else None
-        if not for_preempt and total * 4 >= len(ssn.node_list):
+        if not for_preempt and total * _COMBINE_SHARE >= len(ssn.node_list):
             # Most nodes are candidates: combine the masks over every node, then rotate
             # once (one gather instead of one per mask).
             combined = (
