@@ -759,8 +759,13 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
     still waiting (written only when it changed), as ``RecordJobStatusEvent`` does."""
     pod_group = job.pod_group
     assert pod_group is not None
-    fit_error = job.fit_error()
-    if pod_group.phase in (PG_UNKNOWN, PG_PENDING, PG_INQUEUE):
+    waiting = (TaskStatus.ALLOCATED, TaskStatus.PENDING, TaskStatus.PIPELINED)
+    unschedulable = pod_group.phase in (PG_UNKNOWN, PG_PENDING, PG_INQUEUE)
+    # The story is only told for a job still waiting: most jobs of a large cluster run, and
+    # telling it costs a pass over their tasks.
+    told = unschedulable or any(job.tasks_in(status) for status in waiting)
+    fit_error = job.fit_error() if told else ""
+    if unschedulable:
         pending = len(job.tasks_in(TaskStatus.PENDING))
         ssn.record_job_event(
             job,
@@ -770,7 +775,7 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
         )
     elif pod_group_written:
         ssn.record_job_event(job, "Normal", "Scheduled", "pod group is ready")
-    for status in (TaskStatus.ALLOCATED, TaskStatus.PENDING, TaskStatus.PIPELINED):
+    for status in waiting:
         for task in sorted(job.tasks_in(status).values(), key=lambda t: t.key):
             if task.sch_gated:
                 continue
