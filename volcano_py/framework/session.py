@@ -151,7 +151,7 @@ class Session:
             for uid, job in self.jobs.items()
             if job.pod_group is not None
         }
-        self._vectors: dict[int, tuple[Resource, FloatArray, IntArray]] = {}
+        self._vectors: dict[tuple[Any, ...], tuple[FloatArray, IntArray]] = {}
 
     # ------------------------------------------------------------------ registration
 
@@ -641,15 +641,16 @@ class Session:
         statement.commit()
 
     def task_vector(self, resource: Resource) -> tuple[FloatArray, IntArray]:
-        """``resource`` as a matrix row and its checked columns, cached per resource object."""
-        cached = self._vectors.get(id(resource))
-        if cached is None or cached[0] is not resource:
+        """``resource`` as a matrix row and its checked columns, cached per resource value
+        (the members of a gang ask the same, each with its own Resource object)."""
+        key = (resource.milli_cpu, resource.memory, *resource.scalar_resources.items())
+        cached = self._vectors.get(key)
+        if cached is None:
             vector = self.matrix.vector(resource)
             columns = self.matrix.index.defined_columns(resource)
             self.matrix.fit_width()
-            cached = (resource, vector, columns)
-            self._vectors[id(resource)] = cached
-        return cached[1], cached[2]
+            cached = self._vectors[key] = (vector, columns)
+        return cached
 
     def action_arguments(self, action: str) -> Arguments:
         return Arguments(self.conf.action_arguments(action), owner=action)
