@@ -78,11 +78,13 @@ class NodeInfo:
         m.releasing[row] = 0.0
         m.pipelined[row] = 0.0
         m.idle[row] = m.allocatable[row]
+        m.touch(row)
         for task in self.tasks.values():
             self._charge(task, m.vector(task.resreq), sign=1.0)
 
     def _charge(self, task: TaskInfo, request: FloatArray, sign: float) -> None:
         m, row = self.matrix, self.row
+        m.touch(row)
         if task.status is TaskStatus.PIPELINED:
             m.pipelined[row] += sign * request
             return

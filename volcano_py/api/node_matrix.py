@@ -96,12 +96,14 @@ class NodeMatrix:
         "allocatable",
         "capacity",
         "free_rows",
+        "generation",
         "idle",
         "index",
         "pipelined",
         "releasing",
         "size",
         "used",
+        "versions",
     )
 
     def __init__(self, index: ResourceIndex | None = None, rows: int = 0) -> None:
@@ -115,6 +117,10 @@ class NodeMatrix:
         self.pipelined: FloatArray = np.zeros((rows, width), order="F")
         self.size = rows
         self.free_rows: list[int] = []
+        # Every write to a row stamps it with the next generation, so a mask or score kept
+        # per request shape can refresh only the rows written since it was computed.
+        self.generation = 0
+        self.versions: IntArray = np.zeros(rows, dtype=np.intp)
 
     # ------------------------------------------------------------------ shape
 
@@ -132,6 +138,16 @@ class NodeMatrix:
         (self.allocatable, self.capacity, self.idle, self.used, self.releasing, self.pipelined) = (
             np.asfortranarray(a) for a in arrays
         )
+        rows = self.allocatable.shape[0]
+        if len(self.versions) != rows:
+            # Rows were added or the arrays replaced: every row counts as changed.
+            self.generation += 1
+            self.versions = np.full(rows, self.generation, dtype=np.intp)
+
+    def touch(self, row: int) -> None:
+        """Record that ``row`` was written (every accounting write calls this)."""
+        self.generation += 1
+        self.versions[row] = self.generation
 
     def fit_width(self) -> None:
         """Grow the columns to the index (after new resource names were registered)."""
@@ -151,11 +167,13 @@ class NodeMatrix:
                 self._set_arrays([np.pad(a, ((0, grow), (0, 0))) for a in self._arrays()])
         for array in self._arrays():
             array[row] = 0.0
+        self.touch(row)
         return row
 
     def free_row(self, row: int) -> None:
         for array in self._arrays():
             array[row] = 0.0
+        self.touch(row)
         self.free_rows.append(row)
 
     def take(self, rows: Sequence[int]) -> NodeMatrix:
@@ -179,6 +197,7 @@ class NodeMatrix:
         self.allocatable[row] = self.vector(allocatable)
         self.capacity[row] = self.vector(capacity)
         self.idle[row] = self.allocatable[row] - self.used[row]
+        self.touch(row)
 
     # ------------------------------------------------------------------ vectorised queries
 
@@ -299,3 +318,81 @@ def least_requested_scores_reference(
                 total += float(np.floor((capacity - requested) * 100 / capacity))
         scores.append(float(np.floor(total / len(columns))))
     return scores
+
+
+class FitCache:
+    """Which rows hold a request, on idle and on future idle, kept per request shape.
+
+    The members of a gang ask the same, and a placement writes one row: so rather than
+    recompute a fit over every row for every task, each mask refreshes only the rows written
+    (``NodeMatrix.touch``) since it was last asked. The per-cell operations are those of
+    ``fit_mask`` / ``fit_future_idle``, so the answers are the same bits.
+    """
+
+    __slots__ = ("_entries", "incremental", "matrix")
+
+    def __init__(self, matrix: NodeMatrix, incremental: bool = True) -> None:
+        self.matrix = matrix
+        # False: every question recomputes every row (the reference the tests compare with).
+        self.incremental = incremental
+        # (future?, request columns, request values) -> (mask, the generation of each row).
+        self._entries: dict[tuple[bool, bytes, bytes], tuple[BoolArray, IntArray, list[int]]] = {}
+
+    def idle_fits(self, request: FloatArray, columns: IntArray) -> BoolArray:
+        """``fit_mask(request, columns, idle)`` for every row. Read only: do not write."""
+        return self._fits(False, request, columns)
+
+    def future_fits(self, request: FloatArray, columns: IntArray) -> BoolArray:
+        """``fit_future_idle(request, columns)`` for every row. Read only: do not write."""
+        return self._fits(True, request, columns)
+
+    def _fits(self, future: bool, request: FloatArray, columns: IntArray) -> BoolArray:
+        matrix = self.matrix
+        wanted = request[columns]
+        key = (future, columns.tobytes(), wanted.tobytes())
+        entry = self._entries.get(key)
+        versions = matrix.versions
+        if entry is None or len(entry[0]) != len(versions) or not self.incremental:
+            mask = self._compute(future, wanted, columns, slice(None))
+            self._entries[key] = (mask, versions.copy(), [matrix.generation])
+            return mask
+        mask, stamps, seen = entry
+        if seen[0] != matrix.generation:
+            stale = np.flatnonzero(stamps != versions)
+            if len(stale):
+                mask[stale] = self._compute(future, wanted, columns, stale)
+                stamps[stale] = versions[stale]
+            seen[0] = matrix.generation
+        return mask
+
+    def _compute(
+        self, future: bool, wanted: FloatArray, columns: IntArray, rows: IntArray | slice
+    ) -> BoolArray:
+        m = self.matrix
+        if isinstance(rows, np.ndarray) and len(rows) <= _SCALAR_ROWS:
+            return np.array([self._row_fits(future, wanted, columns, row) for row in rows])
+        picked = np.ix_(rows, columns) if isinstance(rows, np.ndarray) else (rows, columns)
+        available = m.idle[picked]
+        if future:
+            available = available + m.releasing[picked] - m.pipelined[picked]
+        result: BoolArray = np.all(wanted - available < MIN_RESOURCE, axis=1)
+        return result
+
+    def _row_fits(self, future: bool, wanted: FloatArray, columns: IntArray, row: int) -> bool:
+        """One row in plain floats (the same IEEE operations, without numpy's per-call
+        overhead: after a placement usually one row is stale)."""
+        m = self.matrix
+        idle = m.idle[row].tolist()
+        if future:
+            releasing, pipelined = m.releasing[row].tolist(), m.pipelined[row].tolist()
+        for want, column in zip(wanted.tolist(), columns.tolist(), strict=True):
+            available = idle[column]
+            if future:
+                available = available + releasing[column] - pipelined[column]
+            if not want - available < MIN_RESOURCE:
+                return False
+        return True
+
+
+# Up to this many stale rows, refreshing row by row in Python beats numpy's per-call overhead.
+_SCALAR_ROWS = 4

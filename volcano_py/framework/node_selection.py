@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from volcano_py.api.node import NodeInfo
-from volcano_py.api.node_matrix import BoolArray, IntArray, fit_mask
+from volcano_py.api.node_matrix import BoolArray, IntArray
 from volcano_py.api.resource import MIN_RESOURCE, DimensionDefault, Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import FitError, FitErrors, Status, StatusCode
@@ -25,6 +25,11 @@ from volcano_py.framework.feasibility import FeasibilityOptions, feasible_nodes_
 if TYPE_CHECKING:
     from volcano_py.framework.hooks import NodeMask
     from volcano_py.framework.session import Session
+
+
+# Combine the masks over every node before rotating once the candidates are at least
+# 1/_COMBINE_SHARE of the nodes (0: never, the per-mask gathers; the tests' reference).
+_COMBINE_SHARE = 4
 
 
 def insufficient_resource_reason(request: Resource, available: Resource) -> Status:
@@ -75,28 +80,36 @@ class PredicateHelper:
         # The same rotation as np.roll, without its overhead (it runs once per task).
         order = np.concatenate((rows[shift:], rows[:shift])) if shift else rows
 
+        fits_all: BoolArray | None = None
         if check_resources:
-            # Fit over every node on just the checked columns, then rotate the answers:
-            # cheaper than gathering the candidate rows of three N x R arrays.
+            # The fit over every node, kept current per request shape, then rotated.
             vector, columns = ssn.task_vector(task.init_resreq)
-            m = ssn.matrix
-            future_idle = m.idle[:, columns] + m.releasing[:, columns] - m.pipelined[:, columns]
-            fits_all = np.all(vector[columns] - future_idle < MIN_RESOURCE, axis=1)
-            fits = fits_all[order]
-            passed = fits.copy()
-        else:
-            passed = np.ones(total, dtype=np.bool_)
-            fits = passed.copy()
+            fits_all = ssn.fits.future_fits(vector, columns)
         masks = ssn.predicate_masks(task)
-        for mask in masks:
-            if for_preempt:
-                passed &= mask.passed[order] | ~_rejects_preempt(mask, order)
-            else:
-                passed &= mask.passed[order]
         group = f"{task.job}/{task.task_role}" if (self.error_cache and task.task_role) else ""
         role = self._roles.get(group) if group else None
-        if role is not None:
-            passed &= ~role.failed[order]
+        if not for_preempt and total * _COMBINE_SHARE >= len(ssn.node_list):
+            # Most nodes are candidates: combine the masks over every node, then rotate
+            # once (one gather instead of one per mask).
+            combined = (
+                fits_all.copy() if fits_all is not None else np.ones(len(ssn.node_list), np.bool_)
+            )
+            for mask in masks:
+                combined &= mask.passed
+            if role is not None:
+                combined &= ~role.failed
+            passed = combined[order]
+        else:
+            passed = (
+                fits_all[order].copy() if fits_all is not None else np.ones(total, dtype=np.bool_)
+            )
+            for mask in masks:
+                if for_preempt:
+                    passed &= mask.passed[order] | ~_rejects_preempt(mask, order)
+                else:
+                    passed &= mask.passed[order]
+            if role is not None:
+                passed &= ~role.failed[order]
 
         scalar = ssn.scalar_predicates(task)
         node_list = ssn.node_list
@@ -134,6 +147,7 @@ class PredicateHelper:
                 role = self._roles[group] = _RoleFailures(np.zeros(len(node_list), np.bool_))
             role.failed[order[failed]] = True
         if len(found_rows) == 0:
+            fits = fits_all[order] if fits_all is not None else np.ones(total, dtype=np.bool_)
             self._record_failures(task, order, failed, fits, masks, role, scalar_errors, fit_errors)
         return found_rows, fit_errors
 
@@ -259,13 +273,10 @@ def prioritize_nodes(ssn: Session, task: TaskInfo, rows: IntArray) -> NodeInfo |
     if len(rows) == 0:
         return None
     vector, columns = ssn.task_vector(task.init_resreq)
-    m = ssn.matrix
-    idle = m.idle[rows]
-    fits_idle = fit_mask(vector, columns, idle)
+    fits_idle = ssn.fits.idle_fits(vector, columns)[rows]
     if fits_idle.any():
         return select_best_node(ssn, task, rows[fits_idle])
-    future_idle = idle + m.releasing[rows] - m.pipelined[rows]
-    fits_future = fit_mask(vector, columns, future_idle)
+    fits_future = ssn.fits.future_fits(vector, columns)[rows]
     if fits_future.any():
         return select_best_node(ssn, task, rows[fits_future])
     return None

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
 from volcano_py.api.node import NodeInfo
-from volcano_py.api.node_matrix import FloatArray, IntArray, NodeMatrix
+from volcano_py.api.node_matrix import FitCache, FloatArray, IntArray, NodeMatrix
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo, compare_tasks
@@ -135,6 +135,8 @@ class Session:
         self.nodes: dict[str, NodeInfo] = snapshot.nodes
         self.node_list: list[NodeInfo] = [snapshot.nodes[name] for name in snapshot.node_list]
         self.matrix: NodeMatrix = snapshot.matrix
+        # Per request shape, which nodes it fits (refreshed only where placements wrote).
+        self.fits = FitCache(self.matrix)
         self.queues: dict[str, QueueInfo] = snapshot.queues
         self.priority_classes = snapshot.priority_classes
         # Real load of the nodes with metrics, by name (``NodeInfo.ResourceUsage``).
@@ -163,13 +165,14 @@ class Session:
         self._hooks: dict[str, list[list[tuple[str, Any]]]] = {
             name: [[] for _ in conf.tiers] for name in HOOKS
         }
+        self._flattened: dict[str, tuple[Any, ...]] = {}
         self._plugin_slot: dict[str, tuple[int, PluginOption]] = {}
         self._old_pod_group_status: dict[str, dict[str, Any]] = {
             uid: job.pod_group.status_dict()
             for uid, job in self.jobs.items()
             if job.pod_group is not None
         }
-        self._vectors: dict[int, tuple[Resource, FloatArray, IntArray]] = {}
+        self._vectors: dict[tuple[Any, ...], tuple[FloatArray, IntArray]] = {}
 
     # ------------------------------------------------------------------ registration
 
@@ -186,6 +189,7 @@ class Session:
             enabled = flags is None or any(option.enabled(flag) for flag in flags)
         if enabled and tier >= 0:
             self._hooks[hook][tier].append((plugin, fn))
+            self._flattened.pop(hook, None)
 
     def add_job_order_fn(self, plugin: str, fn: Any) -> None:
         self.register("job_order", plugin, fn)
@@ -293,8 +297,12 @@ class Session:
     def has_hook(self, hook: str) -> bool:
         return any(self._hooks[hook])
 
-    def _flat(self, hook: str) -> list[Any]:
-        return [fn for tier in self._hooks[hook] for _, fn in tier]
+    def _flat(self, hook: str) -> tuple[Any, ...]:
+        """The hook's functions over all tiers, in order (kept: asked several times a task)."""
+        flat = self._flattened.get(hook)
+        if flat is None:
+            flat = self._flattened[hook] = tuple(fn for tier in self._hooks[hook] for _, fn in tier)
+        return flat
 
     # ------------------------------------------------------------------ ordering
 
@@ -654,15 +662,16 @@ class Session:
         statement.commit()
 
     def task_vector(self, resource: Resource) -> tuple[FloatArray, IntArray]:
-        """``resource`` as a matrix row and its checked columns, cached per resource object."""
-        cached = self._vectors.get(id(resource))
-        if cached is None or cached[0] is not resource:
+        """``resource`` as a matrix row and its checked columns, cached per resource value
+        (the members of a gang ask the same, each with its own Resource object)."""
+        key = (resource.milli_cpu, resource.memory, *resource.scalar_resources.items())
+        cached = self._vectors.get(key)
+        if cached is None:
             vector = self.matrix.vector(resource)
             columns = self.matrix.index.defined_columns(resource)
             self.matrix.fit_width()
-            cached = (resource, vector, columns)
-            self._vectors[id(resource)] = cached
-        return cached[1], cached[2]
+            cached = self._vectors[key] = (vector, columns)
+        return cached
 
     def action_arguments(self, action: str) -> Arguments:
         return Arguments(
@@ -780,8 +789,13 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
     still waiting (written only when it changed), as ``RecordJobStatusEvent`` does."""
     pod_group = job.pod_group
     assert pod_group is not None
-    fit_error = job.fit_error()
-    if pod_group.phase in (PG_UNKNOWN, PG_PENDING, PG_INQUEUE):
+    waiting = (TaskStatus.ALLOCATED, TaskStatus.PENDING, TaskStatus.PIPELINED)
+    unschedulable = pod_group.phase in (PG_UNKNOWN, PG_PENDING, PG_INQUEUE)
+    # The story is only told for a job still waiting: most jobs of a large cluster run, and
+    # telling it costs a pass over their tasks.
+    told = unschedulable or any(job.tasks_in(status) for status in waiting)
+    fit_error = job.fit_error() if told else ""
+    if unschedulable:
         pending = len(job.tasks_in(TaskStatus.PENDING))
         ssn.record_job_event(
             job,
@@ -791,7 +805,7 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
         )
     elif pod_group_written:
         ssn.record_job_event(job, "Normal", "Scheduled", "pod group is ready")
-    for status in (TaskStatus.ALLOCATED, TaskStatus.PENDING, TaskStatus.PIPELINED):
+    for status in waiting:
         for task in sorted(job.tasks_in(status).values(), key=lambda t: t.key):
             if task.sch_gated:
                 continue
@@ -812,24 +826,20 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
 def _update_queue_status(ssn: Session) -> None:
     allocated: dict[str, Resource] = {name: Resource() for name in ssn.queues}
     has_root = ROOT_QUEUE in ssn.queues
+    chains: dict[str, list[Resource]] = {}
     for job in ssn.jobs.values():
         if job.queue not in allocated:
             continue
+        chain = chains.get(job.queue)
+        if chain is None:
+            chain = chains[job.queue] = _usage_chain(ssn, job.queue, allocated, has_root)
         for status, tasks in job.task_status_index.items():
             if status not in ALLOCATED_STATUSES:
                 continue
             for task in tasks.values():
-                allocated[job.queue].add(task.resreq)
-                # With a root queue, usage also counts on every ancestor up to it.
-                queue = ssn.queues[job.queue]
-                seen = {queue.name}
-                while has_root and queue.name != ROOT_QUEUE:
-                    parent = queue.parent_name
-                    if parent not in allocated or parent in seen:
-                        break
-                    allocated[parent].add(task.resreq)
-                    seen.add(parent)
-                    queue = ssn.queues[parent]
+                resreq = task.resreq
+                for total in chain:
+                    total.add(resreq)
     for name, total in allocated.items():
         listed = total.to_list()
         previous = ssn.queues[name].allocated_status
@@ -838,6 +848,24 @@ def _update_queue_status(ssn: Session) -> None:
             continue
         ssn.queues[name].allocated_status = listed
         ssn.sink.update_queue_status(name, total)
+
+
+def _usage_chain(
+    ssn: Session, queue_name: str, allocated: dict[str, Resource], has_root: bool
+) -> list[Resource]:
+    """The sums a task of ``queue_name`` counts in: its queue's and, with a root queue, every
+    ancestor's up to it (walked once per queue, not once per task)."""
+    chain = [allocated[queue_name]]
+    queue = ssn.queues[queue_name]
+    seen = {queue.name}
+    while has_root and queue.name != ROOT_QUEUE:
+        parent = queue.parent_name
+        if parent not in allocated or parent in seen:
+            break
+        chain.append(allocated[parent])
+        seen.add(parent)
+        queue = ssn.queues[parent]
+    return chain
 
 
 def close_session(ssn: Session) -> None:

@@ -46,7 +46,6 @@ class AffinityTracker:
         self.index = index
         self._infos: dict[str, tuple[Mapping[str, object], PodAffinityInfo]] = {}
         self._with_affinity: dict[int, dict[str, PodAffinityInfo]] | None = None
-        self._signatures: dict[str, tuple[Mapping[str, object], Frozen]] = {}
         self._filter_states: dict[Frozen, FilterState] = {}
         self._score_states: dict[Frozen, ScoreState] = {}
         pods.subscribe(self._changed)
@@ -79,17 +78,9 @@ class AffinityTracker:
 
     def signature(self, task: TaskInfo) -> Frozen:
         """What the affinity states depend on: namespace, labels and inter-pod affinity."""
-        cached = self._signatures.get(task.uid)
-        if cached is not None and cached[0] is task.pod:
-            return cached[1]
-        section = affinity(task.pod)
-        key = (
-            task.namespace,
-            freeze(labels(task.pod)),
-            freeze(section.get("podAffinity")),
-            freeze(section.get("podAntiAffinity")),
-        )
-        self._signatures[task.uid] = (task.pod, key)
+        # A fact of the pod alone: kept with the task, so the predicates' and nodeorder's
+        # trackers (and later sessions) share it.
+        key: Frozen = derived_fact(task, "affinity.signature", _signature)
         return key
 
     # ------------------------------------------------------------------ states
@@ -158,3 +149,13 @@ def _bounded_put(states: dict[K, V], key: K, value: V) -> None:
         # Drop the oldest; it is rebuilt from the session's pods if asked for again.
         del states[next(iter(states))]
     states[key] = value
+
+
+def _signature(task: TaskInfo) -> Frozen:
+    section = affinity(task.pod)
+    return (
+        task.namespace,
+        freeze(labels(task.pod)),
+        freeze(section.get("podAffinity")),
+        freeze(section.get("podAntiAffinity")),
+    )
