@@ -29,7 +29,6 @@ REGISTRATION = "/apis/admissionregistration.k8s.io/v1"
 PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
 JOB_PATH = "/apis/batch.volcano.sh/v1alpha1"
 LABEL = "volcano-py.test/webhooks"
-NAMES = {"Job": "job", "Queue": "queue", "PodGroup": "podgroup", "HyperNode": "hypernode"}
 
 
 def configuration(kind: str, name: str, process: WebhooksProcess, token: str) -> dict[str, Any]:
@@ -37,7 +36,7 @@ def configuration(kind: str, name: str, process: WebhooksProcess, token: str) ->
     ca_bundle = base64.b64encode(process.ca_file.read_bytes()).decode()
     hooks = [
         {
-            "name": f"{'mutate' if mutating else 'validate'}{NAMES[route.kind]}.volcano.sh",
+            "name": f"{'mutate' if mutating else 'validate'}{route.kind.lower()}.volcano.sh",
             "admissionReviewVersions": ["v1"],
             "clientConfig": {"url": process.url(route.path), "caBundle": ca_bundle},
             "rules": [
