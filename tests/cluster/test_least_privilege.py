@@ -15,11 +15,15 @@ namespace's name as a suffix so that other tests' bindings of the same roles are
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import json
 import secrets
+import signal
 import ssl
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
@@ -37,6 +41,8 @@ import volcano_py.operator.rbac as scheduler_rbac
 import volcano_py.operator.webhooks.rbac as webhooks_rbac
 from e2e.controllers_process import ControllersProcess
 from e2e.controlplane import REPO_ROOT, ApiError, ControlPlane, load_yaml_documents
+from e2e.scheduler_process import SchedulerProcess as BaseProcess
+from e2e.webhooks_process import WebhooksProcess
 
 pytestmark = pytest.mark.cluster
 
@@ -212,6 +218,44 @@ def install_identity(
             control_plane.request(
                 "DELETE", f"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}"
             )
+
+
+# ------------------------------------------------------------------------------ read-only root
+
+
+def _read_only_root_prefix() -> list[str]:
+    """argv prefix: a private mount namespace where the root filesystem (and the ones holding
+    the repository and the interpreter) are read-only and /tmp alone is writable, as a pod
+    with readOnlyRootFilesystem and the /tmp emptyDir; no bytecode written, as the image."""
+    mounts = subprocess.run(
+        ["findmnt", "-no", "TARGET", "-T", "/", "-T", str(REPO_ROOT), "-T", sys.prefix],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    remounts = " && ".join(
+        f"mount -o remount,bind,ro {target}" for target in dict.fromkeys(mounts or ["/"])
+    )
+    script = (
+        f'mount --bind /tmp /tmp && {remounts} && export PYTHONDONTWRITEBYTECODE=1 && exec "$@"'
+    )
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "ro-root"]
+
+
+@pytest.fixture(scope="module")
+def read_only_root() -> list[str]:
+    """The prefix, once shown to work here (root and unshare are needed: else skipped)."""
+    prefix = _read_only_root_prefix()
+    probe = REPO_ROOT / f".ro-probe-{secrets.token_hex(3)}"
+    check = f"! touch {probe} 2>/dev/null && touch /tmp/{probe.name} && rm /tmp/{probe.name}"
+    result = subprocess.run([*prefix, "sh", "-c", check], capture_output=True, check=False)
+    if result.returncode != 0 or probe.exists():
+        probe.unlink(missing_ok=True)
+        pytest.skip(f"cannot make a read-only root here: {result.stderr.decode()[-200:]}")
+    return prefix
+
+
+def on_read_only_root(process: BaseProcess, prefix: list[str]) -> BaseProcess:
+    process.argv = [*prefix, *process.argv]
+    return process
 
 
 # ------------------------------------------------------------------------------ allowed
@@ -416,14 +460,24 @@ def test_controllers_service_account_has_what_it_needs_and_no_more(
     )
 
 
-def test_scheduler_runs_as_its_service_account(
+LEASE_FLAGS: Final = (
+    "--leader-elect=true",
+    "--leader-elect-lease-duration=4s",
+    "--leader-elect-renew-deadline=3s",
+    "--leader-elect-retry-period=500ms",
+)
+
+
+def test_scheduler_runs_as_its_service_account_on_a_read_only_root(
     install_identity: Callable[[Shipped], Identity],
     control_plane: ControlPlane,
     namespace: str,
     make_nodes: Callable[..., list[str]],
     tmp_path: Path,
+    read_only_root: list[str],
 ) -> None:
-    """The shipped rules are enough: ready (every list and watch), leader, binds a gang."""
+    """The shipped rules are enough: ready (every list and watch), leader, binds a gang,
+    not one 403; and with only /tmp writable the cache dumper's default directory works."""
     identity = install_identity(SCHEDULER)
     kubeconfig = kubeconfig_for(control_plane, identity.token, tmp_path / "sa.kubeconfig")
     scheduler_name = f"vk-{secrets.token_hex(3)}"
@@ -431,10 +485,10 @@ def test_scheduler_runs_as_its_service_account(
     scheduler = SchedulerProcess(
         control_plane, tmp_path, scheduler_name=scheduler_name, kubeconfig=kubeconfig,
         label="scheduler-sa",
-        extra=["--leader-elect=true", f"--leader-elect-resource-namespace={namespace}",
-               "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
-               "--leader-elect-retry-period=500ms"],
-    ).start()  # fmt: skip
+        extra=[*LEASE_FLAGS, f"--leader-elect-resource-namespace={namespace}"],
+    )  # fmt: skip
+    on_read_only_root(scheduler, read_only_root).start()
+    dumps_before = set(Path("/tmp").glob("snapshot-*.json"))
     try:
         scheduler.wait_ready(timeout=60)
         names = create_gang(control_plane, namespace, "sa-gang", 2, scheduler_name)
@@ -447,40 +501,51 @@ def test_scheduler_runs_as_its_service_account(
             "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/vc-scheduler"
         )
         assert lease["spec"]["holderIdentity"]
-        assert scheduler.requests("pods/binding", "POST", "201") >= 2  # the bindings
+        assert scheduler.requests("pods/binding", "POST", "201") >= 2
         assert scheduler.forbidden() == []
+        assert scheduler.process is not None
+        scheduler.process.send_signal(signal.SIGUSR1)  # --cache-dumper, into /tmp by default
+        wait_until(
+            "a cache dump in /tmp",
+            lambda: bool(set(Path("/tmp").glob("snapshot-*.json")) - dumps_before),
+            diagnose=lambda: scheduler.log(20),
+        )
+        assert "cannot dump" not in scheduler.log(None)
         assert scheduler.terminate() == 0
     finally:
         scheduler.kill()
+        for dump in set(Path("/tmp").glob("snapshot-*.json")) - dumps_before:
+            dump.unlink(missing_ok=True)
 
 
-def test_controllers_run_as_their_service_account(
+def test_controllers_run_as_their_service_account_on_a_read_only_root(
     install_identity: Callable[[Shipped], Identity],
     control_plane: ControlPlane,
     namespace: str,
     make_nodes: Callable[..., list[str]],
     tmp_path: Path,
+    read_only_root: list[str],
 ) -> None:
-    """The controllers, as their ServiceAccount, and the scheduler, as its own, run a Volcano
-    Job to Completed without one 403."""
+    """The controllers, as their ServiceAccount, and the scheduler, as its own, both on a
+    read-only root, run a Volcano Job to Completed without one 403."""
     scheduler_identity = install_identity(SCHEDULER)
     controllers_identity = install_identity(CONTROLLERS)
     scheduler_name = f"vk-{secrets.token_hex(3)}"
     make_nodes("cpu", 2)
-    lease_flags = ["--leader-elect=true", f"--leader-elect-resource-namespace={namespace}",
-                   "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
-                   "--leader-elect-retry-period=500ms"]  # fmt: skip
+    lease_flags = [*LEASE_FLAGS, f"--leader-elect-resource-namespace={namespace}"]
     scheduler = SchedulerProcess(
         control_plane, tmp_path, scheduler_name=scheduler_name, label="scheduler-sa",
         kubeconfig=kubeconfig_for(control_plane, scheduler_identity.token, tmp_path / "s.kc"),
         extra=lease_flags,
-    ).start()  # fmt: skip
+    )  # fmt: skip
     controllers = ControllersProcess(
         kubeconfig_for(control_plane, controllers_identity.token, tmp_path / "c.kc"),
         tmp_path,
         [f"--scheduler-name={scheduler_name}", "-v=4", *lease_flags],
         label="controllers-sa",
-    ).start()
+    )
+    on_read_only_root(scheduler, read_only_root).start()
+    on_read_only_root(controllers, read_only_root).start()
     try:
         scheduler.wait_ready(timeout=60)
         controllers.wait_ready(timeout=60)
@@ -493,9 +558,83 @@ def test_controllers_run_as_their_service_account(
         )
         assert controllers.forbidden() == []
         assert scheduler.forbidden() == []
+        assert controllers.terminate() == 0
     finally:
         controllers.kill()
         scheduler.kill()
+
+
+def _review(kind: tuple[str, str, str], resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+    group, version, name = kind
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": secrets.token_hex(8), "operation": "CREATE",
+        "kind": {"group": group, "version": version, "kind": name},
+        "resource": {"group": group, "version": version, "resource": resource},
+        "namespace": obj["metadata"].get("namespace", ""), "name": obj["metadata"]["name"],
+        "object": obj}}  # fmt: skip
+
+
+def _admit(process: WebhooksProcess, path: str, review: dict[str, Any]) -> dict[str, Any]:
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}),
+        urllib.request.HTTPSHandler(
+            context=ssl.create_default_context(cafile=str(process.ca_file))
+        ),
+    )
+    request = urllib.request.Request(
+        process.url(path), data=json.dumps(review).encode(), method="POST",
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with opener.open(request, timeout=10) as answer:
+        response: dict[str, Any] = json.load(answer)["response"]
+        return response
+
+
+def test_webhooks_run_as_their_service_account_on_a_read_only_root(
+    install_identity: Callable[[Shipped], Identity],
+    control_plane: ControlPlane,
+    namespace: str,
+    tmp_path: Path,
+    read_only_root: list[str],
+) -> None:
+    """The webhooks, as their ServiceAccount on a read-only root, answer admissions that read
+    the queues (a Job's queue) and a namespace's annotations (a PodGroup's queue)."""
+    identity = install_identity(WEBHOOKS)
+    queue = f"lp-{secrets.token_hex(3)}"
+    control_plane.create({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                          "metadata": {"name": queue}, "spec": {"weight": 1}})  # fmt: skip
+    control_plane.request(
+        "PATCH", f"/api/v1/namespaces/{namespace}",
+        {"metadata": {"annotations": {"scheduling.volcano.sh/queue-name": queue}}},
+        content_type="application/merge-patch+json",
+    )  # fmt: skip
+    webhooks = WebhooksProcess(
+        kubeconfig_for(control_plane, identity.token, tmp_path / "w.kc"), tmp_path,
+        label="webhooks-sa",
+    )  # fmt: skip
+    on_read_only_root(webhooks, read_only_root).start()
+    try:
+        webhooks.wait_ready(timeout=60)
+        job = job_manifest("sa-job", "volcano", queue=queue)
+        job["metadata"]["namespace"] = namespace
+        jobs = ("batch.volcano.sh", "v1alpha1", "Job")
+        assert _admit(webhooks, "/jobs/validate", _review(jobs, "jobs", job))["allowed"]
+        job["spec"]["queue"] = f"{queue}-missing"
+        refused = _admit(webhooks, "/jobs/validate", _review(jobs, "jobs", job))
+        assert not refused["allowed"] and "cannot list" not in refused["status"]["message"]
+        group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                 "metadata": {"name": "pg", "namespace": namespace},
+                 "spec": {"minMember": 1, "queue": "default"}}  # fmt: skip
+        groups = ("scheduling.volcano.sh", "v1beta1", "PodGroup")
+        mutated = _admit(webhooks, "/podgroups/mutate", _review(groups, "podgroups", group))
+        patch = json.loads(base64.b64decode(mutated["patch"]))
+        assert {"op": "replace", "path": "/spec/queue", "value": queue} in patch, patch
+        assert webhooks.forbidden() == []
+        assert webhooks.terminate() == 0
+    finally:
+        webhooks.kill()
+        with contextlib.suppress(ApiError):
+            control_plane.request("DELETE", f"/apis/scheduling.volcano.sh/v1beta1/queues/{queue}")
 
 
 # ------------------------------------------------------------------------------ PodSecurity
