@@ -295,9 +295,12 @@ def _writes(group: str, resource: str, verbs: Iterable[str] = WRITES) -> list[tu
     return [(verb, group, resource) for verb in verbs]
 
 
-def denials_for_everyone(*, secrets: bool = True) -> list[tuple[str, str, str, str | None]]:
+def denials_for_everyone(
+    *, kube_system_secrets: bool = True
+) -> list[tuple[str, str, str, str | None]]:
     """What no process may do: touch RBAC, escalate, impersonate, mint tokens or certificates,
-    change admission, CRDs or namespaces, and (unless `secrets`) read secrets in kube-system."""
+    change admission, CRDs or namespaces, and (with `kube_system_secrets`) read kube-system's
+    Secrets."""
     rbac = "rbac.authorization.k8s.io"
     checks: list[tuple[str, ...]] = []
     for resource in ("clusterroles", "clusterrolebindings", "roles", "rolebindings"):
@@ -315,7 +318,7 @@ def denials_for_everyone(*, secrets: bool = True) -> list[tuple[str, str, str, s
         *_writes("apps", "deployments"), *_writes("batch", "jobs"),
     ]  # fmt: skip
     found = [(verb, group, resource, None) for verb, group, resource in checks]
-    if secrets:
+    if kube_system_secrets:
         found += [(verb, "", "secrets", "kube-system") for verb in ("get", "list", "watch")]
     return found
 
@@ -426,7 +429,7 @@ def test_controllers_service_account_has_what_it_needs_and_no_more(
     assert identity.can("list", "", "secrets", namespace="kube-system")
     volcano = "scheduling.volcano.sh"
     assert_denied(identity, [
-        *denials_for_everyone(secrets=False),
+        *denials_for_everyone(kube_system_secrets=False),
         # Binding is the scheduler's: no pods/binding, no pod status, no node at all.
         ("create", "", "pods/binding", None),
         *[(v, "", "pods/status", None) for v in ("update", "patch")],
