@@ -4,10 +4,11 @@ Service reaches the HTTPS port; RBAC is what the lookups read."""
 
 from __future__ import annotations
 
-from test_deploy import documents, granted
+from test_deploy import documents, granted, wanted
 
 from volcano_py.cli.main import parse_args
 from volcano_py.operator.webhooks.lookups import QUEUES_PATH
+from volcano_py.operator.webhooks.rbac import CLUSTER_RULES
 from volcano_py.operator.webhooks.routes import ROUTES
 
 
@@ -59,7 +60,4 @@ def test_deployment_service_and_rbac() -> None:
     assert service["spec"]["ports"][0]["targetPort"] == "https"
     role = docs[("ClusterRole", "volcano-py-webhooks")]
     assert QUEUES_PATH.endswith("/queues")
-    assert granted(role["rules"]) == {
-        ("scheduling.volcano.sh", "queues", "list"),
-        ("", "namespaces", "get"),
-    }
+    assert granted(role["rules"]) == wanted(CLUSTER_RULES)

@@ -291,7 +291,8 @@ def add_compatibility(parser: argparse.ArgumentParser) -> argparse._ArgumentGrou
         default="",
         metavar="DIR",
         help="with --logtostderr=false and no --log-file: log to DIR/volcano-py-<process>.log"
-        " (one file; klog's per-severity file names are not reproduced)",
+        " (one file; klog's per-severity file names are not reproduced); under deploy/base's"
+        " read-only root filesystem only /tmp (an emptyDir) is writable",
     )
     logging_flags.add_argument(
         "--stderrthreshold",

@@ -184,7 +184,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cache-dump-dir",
         default="/tmp",
         metavar="DIR",
-        help="where SIGUSR1 writes snapshot-<unix time>.json (default /tmp)",
+        help="where SIGUSR1 writes snapshot-<unix time>.json (default /tmp, deploy/base's"
+        " emptyDir: the root filesystem is read-only there)",
     )
     bool_flag(
         debugging,

@@ -1,0 +1,114 @@
+"""Every workload in deploy/ meets the Kubernetes "restricted" Pod Security Standard and runs
+as the Dockerfile's user under a read-only root filesystem, whose only writable paths are
+emptyDirs (the API server's PodSecurity admission accepting them is proven by
+tests/cluster/test_least_privilege.py)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
+
+
+def workloads() -> list[dict[str, Any]]:
+    found = []
+    for path in sorted(DEPLOY.rglob("*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            if isinstance(document, dict) and document.get("kind") in WORKLOAD_KINDS:
+                found.append(document)
+    return found
+
+
+def pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    template = workload["spec"]["template"]
+    if workload["kind"] == "CronJob":
+        template = template["spec"]["template"]  # jobTemplate.spec.template
+    spec: dict[str, Any] = template["spec"]
+    return spec
+
+
+def containers(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        yield from spec.get(key) or []
+
+
+def dockerfile_user() -> tuple[int, int]:
+    """The final stage's ``USER uid:gid``."""
+    users = re.findall(r"^USER\s+(\d+):(\d+)\s*$", (ROOT / "Dockerfile").read_text(), re.M)
+    assert users, "the Dockerfile must end with a numeric USER uid:gid"
+    uid, gid = users[-1]
+    return int(uid), int(gid)
+
+
+WORKLOADS = workloads()
+IDS = [f"{w['kind']}/{w['metadata']['name']}" for w in WORKLOADS]
+
+
+def test_deploy_has_the_three_processes() -> None:
+    assert {"volcano-scheduler", "volcano-py-controllers", "volcano-py-webhooks"} <= {
+        w["metadata"]["name"] for w in WORKLOADS
+    }
+
+
+def test_dockerfile_runs_as_a_non_root_user_and_writes_no_bytecode() -> None:
+    uid, gid = dockerfile_user()
+    assert uid != 0 and gid != 0
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^ENV .*PYTHONDONTWRITEBYTECODE=1", text, re.M)
+    assert f"--uid {uid}" in text and f"--gid {gid}" in text
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=IDS)
+def test_restricted_pod_security_standard(workload: dict[str, Any]) -> None:
+    """The restricted profile's checks (pod-security-standards), each container's effective
+    setting being its own or else the pod's."""
+    uid, gid = dockerfile_user()
+    spec = pod_spec(workload)
+    pod = spec.get("securityContext") or {}
+    for flag in ("hostNetwork", "hostPID", "hostIPC"):
+        assert not spec.get(flag), flag
+    assert not any("hostPath" in volume for volume in spec.get("volumes") or [])
+    for container in containers(spec):
+        name = f"{workload['metadata']['name']}/{container['name']}"
+        own = container.get("securityContext") or {}
+
+        def effective(key: str, own: dict[str, Any] = own) -> Any:
+            return own.get(key, pod.get(key))
+
+        assert effective("runAsNonRoot") is True, name
+        assert effective("runAsUser") == uid, name
+        assert effective("runAsGroup") == gid, name
+        assert own.get("readOnlyRootFilesystem") is True, name
+        assert own.get("allowPrivilegeEscalation") is False, name
+        assert not own.get("privileged"), name
+        assert own.get("capabilities", {}).get("drop") == ["ALL"], name
+        assert not own.get("capabilities", {}).get("add"), name
+        assert (effective("seccompProfile") or {}).get("type") == "RuntimeDefault", name
+        assert not container.get("ports") or all(
+            "hostPort" not in port for port in container["ports"]
+        ), name
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=IDS)
+def test_only_emptydirs_are_writable_and_tmp_is_one(workload: dict[str, Any]) -> None:
+    """Under a read-only root filesystem a process can write only into writable mounts: those
+    are emptyDirs, and /tmp (the scheduler's --cache-dump-dir default, the kubernetes
+    client's temporary files) is one of them."""
+    spec = pod_spec(workload)
+    volumes = {volume["name"]: volume for volume in spec.get("volumes") or []}
+    for container in containers(spec):
+        writable = {
+            mount["mountPath"]: volumes[mount["name"]]
+            for mount in container.get("volumeMounts") or []
+            if not mount.get("readOnly")
+        }
+        assert all("emptyDir" in volume for volume in writable.values()), writable
+        assert "/tmp" in writable, container["name"]
