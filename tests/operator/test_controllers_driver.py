@@ -169,7 +169,8 @@ class Harness:
             *self.pod_groups.queue.start(),
             *self.commands.queue.start(),
         ]
-        for _ in range(200):
+        # Until every queue is empty (a loaded machine may need seconds; a bug, the limit).
+        for _ in range(2000):
             await asyncio.sleep(0.005)
             if not any(len(q) for q in self.queues_()):
                 break
