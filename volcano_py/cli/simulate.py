@@ -14,6 +14,7 @@ from volcano_py.sim.engine import Simulation
 from volcano_py.sim.inputs import read_inputs
 from volcano_py.sim.loader import SimInputError, load_documents
 from volcano_py.sim.report import build_report, render_json, render_table
+from volcano_py.sim.yaml_output import render_yaml
 
 HELP = "run the scheduler offline over Kubernetes/Volcano YAML and print what it did"
 
@@ -30,7 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="run exactly N scheduling cycles (default: until nothing changes, at most 20)",
     )
-    parser.add_argument("--format", choices=("json", "table"), default="json")
+    parser.add_argument(
+        "--format",
+        choices=("json", "table", "yaml"),
+        default="json",
+        help="json (the report), table (for people) or yaml (the final state of every object,"
+        " as one kind: List, valid input)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks")
     parser.add_argument(
         "--plugins-dir",
@@ -66,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     simulation.run(args.cycles)
+    if args.format == "yaml":
+        sys.stdout.write(render_yaml(simulation.cluster))
+        return 0
     report = build_report(simulation)
     sys.stdout.write(render_table(report) if args.format == "table" else render_json(report))
     return 0

@@ -16,6 +16,8 @@ from typing import Any, Final
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import DEFAULT_QUEUE, ROOT_QUEUE
+from volcano_py.sim.identity import Identities
+from volcano_py.sim.kubelet import mark_scheduled
 
 EPOCH: Final = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -73,7 +75,8 @@ class InMemoryCluster:
     events: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
     # Bumped by every change a person would notice (bind, eviction, status written).
     changes: int = 0
-    _uid_counter: int = 0
+    # uids and resourceVersions, as the API server stamps them (``--seed`` derives the uids).
+    identities: Identities = field(default_factory=Identities)
 
     # ------------------------------------------------------------------ store
 
@@ -99,11 +102,12 @@ class InMemoryCluster:
         meta = obj.setdefault("metadata", {})
         if kind in NAMESPACED:
             meta.setdefault("namespace", "default")
-        if not meta.get("uid"):
-            self._uid_counter += 1
-            meta["uid"] = f"{kind.lower()}-{self._uid_counter:05d}"
         meta.setdefault("creationTimestamp", timestamp(self.clock()))
         key = object_key(obj)
+        if not meta.get("uid"):
+            meta["uid"] = self.identities.new_uid(kind, key, str(meta["creationTimestamp"]))
+        given = self.identities.given_version(meta.get("resourceVersion"))
+        meta["resourceVersion"] = given or self.identities.next_version()
         store = self.of_kind(kind)
         event = "MODIFIED" if key in store else "ADDED"
         store[key] = obj
@@ -112,6 +116,12 @@ class InMemoryCluster:
 
     def update(self, obj: dict[str, Any]) -> None:
         kind = str(obj["kind"])
+        # A fresh metadata dict: a shallow copy of the old object kept by a watcher must not
+        # see the new version (it tells an update from a resync by it).
+        obj["metadata"] = {
+            **(obj.get("metadata") or {}),
+            "resourceVersion": self.identities.next_version(),
+        }
         self.of_kind(kind)[object_key(obj)] = obj
         self._notify(kind, "MODIFIED", obj)
 
@@ -136,6 +146,7 @@ class InMemoryCluster:
             raise LookupError(f"pod {task.key} not found")
         pod = copy.deepcopy(pod)
         pod["spec"]["nodeName"] = node_name
+        mark_scheduled(pod, timestamp(self.clock()))
         annotations = pod["metadata"].setdefault("annotations", {})
         for name, value in task.pod_annotations.items():
             annotations.setdefault(name, value)

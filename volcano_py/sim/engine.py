@@ -29,6 +29,7 @@ from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.registry import new_action
 from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
+from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
 
 DEFAULT_MAX_CYCLES: Final = 20
@@ -49,6 +50,7 @@ class Simulation:
     cycles: int = 0
     cache: SchedulerCache = field(init=False)
     cluster: InMemoryCluster = field(init=False)
+    kubelet: SimKubelet = field(init=False)
     state: SchedulingState = field(init=False)
     last_session: Session | None = field(default=None, init=False)
     job_requests: dict[str, list[JobRequest]] = field(default_factory=dict, init=False)
@@ -61,6 +63,8 @@ class Simulation:
 
     def __post_init__(self) -> None:
         self.cluster = InMemoryCluster(watch=self._watch, clock=lambda: self.time)
+        self.cluster.identities.seed = self.seed
+        self.kubelet = SimKubelet(seed=self.seed)
         self.cache = SchedulerCache(
             scheduler_names=self.scheduler_names,
             binder=self.cluster,
@@ -140,6 +144,8 @@ class Simulation:
                 self._set_phase(pod, "Running")
                 self.started_cycle[key] = self.cycles
             elif phase == "Running":
+                if key not in self.started_cycle and not status.get("containerStatuses"):
+                    self._set_phase(pod, "Running")  # given Running: its kubelet reports it
                 self.started_cycle.setdefault(key, self.cycles)
                 run_cycles = (meta.get("annotations") or {}).get(SIM_RUN_CYCLES_ANNOTATION)
                 if run_cycles is not None and self.cycles - self.started_cycle[key] >= _as_int(
@@ -149,21 +155,12 @@ class Simulation:
 
     def _set_phase(self, pod: dict[str, Any], phase: str) -> None:
         pod = copy.deepcopy(pod)
-        status = pod.setdefault("status", {})
-        status["phase"] = phase
-        if phase == "Running":
-            status["startTime"] = timestamp(self.time)
-            status["conditions"] = [
-                c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"
-            ] + [{"type": "PodScheduled", "status": "True"}]
-        if phase == "Succeeded":
-            containers = (pod.get("spec") or {}).get("containers") or []
-            status["containerStatuses"] = [
-                {"name": c.get("name", ""), "state": {"terminated": {"exitCode": 0}}}
-                for c in containers
-            ]
-        self.cluster.changes += 1
-        self.cluster.update(pod)
+        cluster = self.cluster
+        cluster_pods = cluster.of_kind("Pod").values()
+        self.kubelet.network.prime(cluster.of_kind("Node").values(), cluster_pods)
+        pod["status"] = self.kubelet.status(pod, phase, timestamp(self.time))
+        cluster.changes += 1
+        cluster.update(pod)
 
     def pending_timers(self) -> bool:
         """A running pod that will finish in a later cycle (the run must go on)."""

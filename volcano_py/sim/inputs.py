@@ -30,6 +30,11 @@ CORE_KINDS: Final = {
     "Pod": "v1",
     "Namespace": "v1",
     "ConfigMap": "v1",
+    # What the job plugins make (and a cluster dump holds); stored, and handed to the job
+    # controller as the objects it made, so it does not make them again.
+    "Secret": "v1",
+    "Service": "v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
     "ResourceQuota": "v1",
