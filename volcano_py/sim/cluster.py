@@ -33,8 +33,14 @@ NAMESPACED: Final = frozenset(
         "Service",
         "Secret",
         "NetworkPolicy",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "Job.batch",
     }
 )
+# Kubernetes' batch Job is kept apart from Volcano's Job (the same kind name).
+BATCH_JOB: Final = "Job.batch"
 # Kinds the scheduler cache watches.
 CACHE_KINDS: Final = frozenset(
     {
@@ -54,6 +60,14 @@ def timestamp(seconds: float) -> str:
     """RFC 3339 time ``seconds`` after the simulation epoch."""
     moment = EPOCH + dt.timedelta(seconds=seconds)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def store_kind(obj: Mapping[str, Any]) -> str:
+    """The kind an object is stored under: its kind, but ``Job.batch`` for a batch/v1 Job."""
+    kind = str(obj.get("kind", ""))
+    if kind == "Job" and str(obj.get("apiVersion", "")).startswith("batch/"):
+        return BATCH_JOB
+    return kind
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -98,7 +112,7 @@ class InMemoryCluster:
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Store a new object (defaults applied as the API server would) and announce it."""
-        kind = str(obj["kind"])
+        kind = store_kind(obj)
         meta = obj.setdefault("metadata", {})
         if kind in NAMESPACED:
             meta.setdefault("namespace", "default")
@@ -115,7 +129,7 @@ class InMemoryCluster:
         return obj
 
     def update(self, obj: dict[str, Any]) -> None:
-        kind = str(obj["kind"])
+        kind = store_kind(obj)
         # A fresh metadata dict: a shallow copy of the old object kept by a watcher must not
         # see the new version (it tells an update from a resync by it).
         obj["metadata"] = {

@@ -31,6 +31,7 @@ from volcano_py.scheduler.registry import new_action
 from volcano_py.sim.cluster import InMemoryCluster, object_key, timestamp
 from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
+from volcano_py.sim.workloads import WorkloadControllers, controlling_owner
 
 DEFAULT_MAX_CYCLES: Final = 20
 # Controller passes per cycle: each pass handles what the previous one triggered.
@@ -51,6 +52,7 @@ class Simulation:
     cache: SchedulerCache = field(init=False)
     cluster: InMemoryCluster = field(init=False)
     kubelet: SimKubelet = field(init=False)
+    workloads: WorkloadControllers = field(init=False)
     state: SchedulingState = field(init=False)
     last_session: Session | None = field(default=None, init=False)
     job_requests: dict[str, list[JobRequest]] = field(default_factory=dict, init=False)
@@ -65,6 +67,7 @@ class Simulation:
         self.cluster = InMemoryCluster(watch=self._watch, clock=lambda: self.time)
         self.cluster.identities.seed = self.seed
         self.kubelet = SimKubelet(seed=self.seed)
+        self.workloads = WorkloadControllers(self.cluster, self.seed, lambda: self.time)
         self.cache = SchedulerCache(
             scheduler_names=self.scheduler_names,
             binder=self.cluster,
@@ -183,6 +186,7 @@ class Simulation:
         for _when, job_key, request in due:
             self._request(job_key, request)
         for _ in range(CONTROLLER_PASSES):
+            self.workloads.sync()
             self._pod_group_controller()
             if not self.job_requests:
                 break
@@ -208,7 +212,8 @@ class Simulation:
             annotations = (pod.get("metadata") or {}).get("annotations") or {}
             if GROUP_NAME_ANNOTATION in annotations:
                 continue
-            result = pod_group_for_pod(pod, None, self.scheduler_names)
+            owner = controlling_owner(self.cluster, pod)
+            result = pod_group_for_pod(pod, owner, self.scheduler_names)
             if result is None:
                 continue
             pod_group, patch = result

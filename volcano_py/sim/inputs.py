@@ -15,6 +15,7 @@ from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
 from volcano_py.sim.loader import Document, SimInputError
+from volcano_py.sim.workloads import check_workload, is_workload
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +196,12 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
-        if kind in VOLCANO_KINDS:
+        if is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
+            obj, notes = check_workload(document, _check_pod_spec)
+            for note in notes:
+                result.warnings.append(note)
+                print(f"warning: {note}", file=sys.stderr)
+        elif kind in VOLCANO_KINDS:
             obj = _validate_volcano(document)
             if kind == "Queue":
                 queues.append((document, obj))
