@@ -129,3 +129,55 @@ def plain_pod(name: str, cpu_milli: int, node_name: str | None = None) -> dict[s
 
 def dump(objects: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(objects, sort_keys=False)
+
+
+def _template(labels: dict[str, str], cpu_milli: int, **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": labels},
+        "spec": {"schedulerName": "volcano", "containers": [container(cpu_milli, 64)], **spec},
+    }
+
+
+def deployment(name: str, replicas: int, cpu_milli: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": _template({"app": name}, cpu_milli),
+        },
+    }
+
+
+def stateful_set(name: str, replicas: int, cpu_milli: int, parallel: bool) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "replicas": replicas,
+        "serviceName": name,
+        "selector": {"matchLabels": {"app": name}},
+        "template": _template({"app": name}, cpu_milli),
+    }
+    if parallel:
+        spec["podManagementPolicy"] = "Parallel"
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def batch_job(name: str, parallelism: int, completions: int | None, cpu_milli: int):
+    """A batch/v1 Job whose pods run two cycles each."""
+    template = _template({}, cpu_milli, restartPolicy="Never")
+    template["metadata"]["annotations"] = {"volcano-py.sim/run-cycles": "2"}
+    spec: dict[str, Any] = {"parallelism": parallelism, "template": template}
+    if completions is not None:
+        spec["completions"] = completions
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }

@@ -13,12 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.sim.roundtrip import (
+    batch_job,
     by_key,
+    deployment,
     dump,
     node,
     plain_pod,
     queue,
     simulate_text,
+    stateful_set,
     volcano_job,
     without_versions,
     yaml_and_report,
@@ -238,7 +241,18 @@ def small_clusters(draw: st.DrawFn) -> str:
         )
         for name in sorted(draw(st.sets(_names, max_size=3)))
     ]
-    return dump(nodes + queues + jobs + pods)
+    workloads = []
+    if draw(st.booleans()):
+        workloads.append(
+            deployment("web", draw(st.integers(0, 3)), draw(st.sampled_from([100, 700])))
+        )
+    if draw(st.booleans()):
+        parallel = draw(st.booleans())
+        workloads.append(stateful_set("db", draw(st.integers(1, 3)), 300, parallel))
+    if draw(st.booleans()):
+        completions = draw(st.one_of(st.none(), st.integers(1, 3)))
+        workloads.append(batch_job("batch", draw(st.integers(1, 2)), completions, 200))
+    return dump(nodes + queues + jobs + pods + workloads)
 
 
 @settings(
