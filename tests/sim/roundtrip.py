@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,16 @@ def simulate_text(directory: Path, text: str, *args: str) -> tuple[int, str, str
     path = directory / f"input-{abs(hash(text))}.yaml"
     path.write_text(text, encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", str(path), *args])
+    # The command sets up root logging on standard error; a handler an earlier test left on a
+    # stream since closed would write "--- Logging error ---" into this one.
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    root.handlers = []
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["simulate", str(path), *args])
+    finally:
+        root.handlers, root.level = handlers, level
     return code, out.getvalue(), err.getvalue()
 
 

@@ -185,8 +185,8 @@ class Simulation:
         self.delayed = [entry for entry in self.delayed if entry[0] > self.time]
         for _when, job_key, request in due:
             self._request(job_key, request)
+        self.workloads.sync()  # Deployment -> ReplicaSet -> pods in one go
         for _ in range(CONTROLLER_PASSES):
-            self.workloads.sync()
             self._pod_group_controller()
             if not self.job_requests:
                 break

@@ -195,6 +195,15 @@ class WorkloadControllers:
         self.cluster = cluster
         self.seed = seed
         self.clock = clock
+        # ReplicaSets by the uid of the Deployment controlling them, rebuilt per step of a sync.
+        self._replica_sets: dict[str, list[dict[str, Any]]] = {}
+
+    def _index_replica_sets(self) -> None:
+        self._replica_sets = {}
+        for _key, rs in self.cluster.items("ReplicaSet"):
+            owner = controller_of(rs)
+            if owner is not None and owner.get("kind") == "Deployment":
+                self._replica_sets.setdefault(text(owner.get("uid")), []).append(rs)
 
     def sync(self) -> None:
         cluster = self.cluster
@@ -202,7 +211,9 @@ class WorkloadControllers:
             cluster.of_kind(kind) for kind in ("Deployment", "ReplicaSet", "StatefulSet", BATCH_JOB)
         ):
             return
+        self._index_replica_sets()
         for _key, deployment in list(cluster.items("Deployment")):
+            # Writes only its own ReplicaSets, which nothing reads before the next index.
             self._sync_deployment(deployment)
         owned = _pods_by_owner(cluster)
         for _key, replica_set in list(cluster.items("ReplicaSet")):
@@ -212,6 +223,7 @@ class WorkloadControllers:
         for _key, job in list(cluster.items(BATCH_JOB)):
             self._sync_job(job, owned.get(uid(job), []))
         # A ReplicaSet's status changed: its Deployment's follows.
+        self._index_replica_sets()
         for _key, deployment in list(cluster.items("Deployment")):
             self._deployment_status(deployment)
 
@@ -312,9 +324,8 @@ class WorkloadControllers:
     def _owned_replica_sets(self, deployment: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [
             rs
-            for _key, rs in self.cluster.items("ReplicaSet")
+            for rs in self._replica_sets.get(uid(deployment), [])
             if namespace(rs) == namespace(deployment)
-            and text(mapping(controller_of(rs)).get("uid")) == uid(deployment)
         ]
 
     def _current_replica_set(
