@@ -181,6 +181,25 @@ def test_job_plugin_objects_round_trip(tmp_path: Path) -> None:
     _round_trip(tmp_path, text)
 
 
+def test_reloaded_stale_conditions_are_not_taken_for_this_runs(tmp_path: Path) -> None:
+    """Found by the property below: a PodGroup keeps the Unschedulable condition of the first
+    run's first session. Had the second run's first session the same uid, the scheduler would
+    take that condition for its own and mark the running group Unknown."""
+    filler = plain_pod("filler", 1500, node_name="n1")
+    waiting = plain_pod("waiting", 1000)
+    once = plain_pod("once", 1000, node_name="n1")
+    once["metadata"]["annotations"] = {"volcano-py.sim/run-cycles": "2"}
+    text = dump([node("n1", 3, 4), filler, once, waiting])
+    first, _ = yaml_and_report(tmp_path, text)
+    group = next(
+        obj
+        for (kind, _ns, _name), obj in by_key(first).items()
+        if kind == "PodGroup" and obj["metadata"]["ownerReferences"][0]["name"] == "waiting"
+    )
+    assert [c["type"] for c in group["status"]["conditions"]] == ["Unschedulable", "Scheduled"]
+    _round_trip(tmp_path, text)
+
+
 def test_multi_line_strings_are_literal_blocks(tmp_path: Path) -> None:
     config_map = {
         "apiVersion": "v1",

@@ -83,6 +83,9 @@ class Simulation:
         for obj in objects:
             self.cluster.create(copy.deepcopy(obj))
         self.cluster.ensure_default_queues()
+        # Session uids from the seed and the loaded store's revision: a reloaded output (whose
+        # revision is past every version it holds) never reuses the first run's.
+        self.state.uid_salt = f"{self.seed}/{self.cluster.identities.revision}"
         self._sync_quotas()
         for key, _job in self.cluster.items("Job"):
             self._request(key, JobRequest(event="OutOfSync"))
