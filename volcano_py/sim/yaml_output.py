@@ -51,7 +51,11 @@ KIND_ORDER: Final = tuple(API_VERSIONS)
 _NO_WRAP: Final = 1 << 30
 
 
-class _KubectlDumper(yaml.SafeDumper):
+# libyaml's emitter when PyYAML has it (ten times faster than the pure-Python one).
+_SafeDumper: Final[type[yaml.SafeDumper]] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _KubectlDumper(_SafeDumper):  # type: ignore[valid-type,misc]
     """PyYAML's safe dumper, with multi-line strings as literal blocks (as kubectl)."""
 
 
