@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tests.sim.roundtrip import by_key, dump, node, simulate_text
 from tests.sim.test_yaml_output import _round_trip
 from volcano_py.sim.workloads import random_suffix, template_hash
@@ -362,3 +364,26 @@ def test_workloads_round_trip(tmp_path: Path) -> None:
         ]
     )
     _round_trip(tmp_path, text)
+
+
+def test_batch_job_and_volcano_job_of_one_name_live_side_by_side(tmp_path: Path) -> None:
+    volcano = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "same", "namespace": "default"},
+        "spec": {
+            "minAvailable": 1,
+            "schedulerName": "volcano",
+            "tasks": [{"name": "t", "replicas": 1, "template": _template({})}],
+        },
+    }
+    text = dump([node("n1", 16, 32), volcano, batch_job("same", 1, None)])
+    code, listed, err = simulate_text(tmp_path, text, "--format", "yaml")
+    assert code == 0 and err == ""
+    everything = yaml.safe_load(listed)["items"]
+    jobs = sorted(obj["apiVersion"] for obj in everything if obj["kind"] == "Job")
+    assert jobs == ["batch.volcano.sh/v1alpha1", "batch/v1"]
+    pods = [obj for obj in everything if obj["kind"] == "Pod"]
+    owners = sorted(_controller(pod)["apiVersion"] for pod in pods)
+    assert owners == ["batch.volcano.sh/v1alpha1", "batch/v1"]
+    assert "same-t-0" in {pod["metadata"]["name"] for pod in pods}
