@@ -47,11 +47,13 @@ def condition(kind: str, state: bool, when: str, reason: str = "") -> dict[str, 
 
 
 def mark_scheduled(pod: dict[str, Any], now: str) -> None:
-    """What the API server's binding subresource writes: ``PodScheduled`` True."""
-    pod_status = pod.setdefault("status", {})
+    """What the API server's binding subresource writes: ``PodScheduled`` True. The status is
+    replaced, not changed in place: it may be shared with the stored version of the pod."""
+    pod_status = dict(status(pod))
     pod_status["conditions"] = [
         c for c in items(pod_status.get("conditions")) if mapping(c).get("type") != "PodScheduled"
     ] + [condition("PodScheduled", True, now)]
+    pod["status"] = pod_status
 
 
 def qos_class(pod: Mapping[str, Any]) -> str:
