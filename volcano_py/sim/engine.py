@@ -160,7 +160,7 @@ class Simulation:
                     self._set_phase(pod, "Succeeded")
 
     def _set_phase(self, pod: dict[str, Any], phase: str) -> None:
-        pod = copy.deepcopy(pod)
+        pod = dict(pod)  # a new version; its status is made new below, the rest is shared
         cluster = self.cluster
         cluster_pods = cluster.of_kind("Pod").values()
         self.kubelet.network.prime(cluster.of_kind("Node").values(), cluster_pods)
