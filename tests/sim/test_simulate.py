@@ -112,9 +112,9 @@ def test_unknown_action_in_conf_is_an_error(tmp_path, capsys):
 
 def test_unknown_kind_warns_and_is_ignored(tmp_path, capsys):
     path = tmp_path / "input.yaml"
-    path.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n")
+    path.write_text("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n")
     code, report, err = simulate(capsys, str(path))
-    assert code == 0 and "Deployment d" in err and "not simulated" in err
+    assert code == 0 and "DaemonSet d" in err and "not simulated" in err
     assert report["binds"] == {}
 
 

@@ -16,6 +16,7 @@ from volcano_py.sim.engine import Simulation
 from volcano_py.sim.inputs import read_inputs
 from volcano_py.sim.loader import SimInputError, load_documents
 from volcano_py.sim.report import build_report, render_json, render_table
+from volcano_py.sim.yaml_output import render_yaml
 
 HELP = "run the scheduler offline over Kubernetes/Volcano YAML and print what it did"
 
@@ -32,7 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="run exactly N scheduling cycles (default: until nothing changes, at most 20)",
     )
-    parser.add_argument("--format", choices=("json", "table"), default="json")
+    parser.add_argument(
+        "--format",
+        choices=("json", "table", "yaml"),
+        default="json",
+        help="json (the report), table (for people) or yaml (the final state of every object,"
+        " as one kind: List, valid input)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks")
     parser.add_argument(
         "--plugins-dir",
@@ -98,6 +105,11 @@ def run(args: argparse.Namespace) -> int:
     # A wrongly typed argument is only seen when a plugin or action reads it.
     if args.strict and _strict_failure(conf.diagnostics.warnings):
         return 2
+    if args.format == "yaml":
+        with gc_paused():
+            text = render_yaml(simulation.cluster)
+        sys.stdout.write(text)
+        return 0
     with gc_paused():  # the report is a few hundred thousand new small objects
         report = build_report(simulation)
         text = render_table(report) if args.format == "table" else render_json(report)

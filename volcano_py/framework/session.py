@@ -7,8 +7,10 @@ status back through the sink, but only what changed.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -106,6 +108,15 @@ class SchedulingState:
     # of its last eviction round, rescheduling's last run). Upstream keeps such things in
     # package globals.
     plugin_memory: dict[str, Any] = field(default_factory=dict)
+    # Set, session uids are UUIDs drawn from it, as upstream's are random: a simulation of an
+    # earlier run's output must not take that run's transitionIDs for its own sessions'.
+    uid_salt: str = ""
+
+    def session_uid(self) -> str:
+        if not self.uid_salt:
+            return f"session-{self.sessions}"
+        digest = hashlib.sha256(f"{self.uid_salt}\0{self.sessions}".encode()).digest()
+        return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
 def as_statuses(result: PredicateResult) -> tuple[Status, ...]:
@@ -126,7 +137,7 @@ class Session:
     ) -> None:
         self.state = state if state is not None else SchedulingState()
         self.state.sessions += 1
-        self.uid = f"session-{self.state.sessions}"
+        self.uid = self.state.session_uid()
         self.rng = random.Random(self.state.seed * 1_000_003 + self.state.sessions)
         self.now = self.state.clock()
         self.conf = conf

@@ -18,6 +18,8 @@ from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import DEFAULT_QUEUE, ROOT_QUEUE
 from volcano_py.controllers.job_pod_index import JobPodIndex
+from volcano_py.sim.identity import Identities
+from volcano_py.sim.kubelet import mark_scheduled
 
 EPOCH: Final = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -33,8 +35,14 @@ NAMESPACED: Final = frozenset(
         "Service",
         "Secret",
         "NetworkPolicy",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "Job.batch",
     }
 )
+# Kubernetes' batch Job is kept apart from Volcano's Job (the same kind name).
+BATCH_JOB: Final = "Job.batch"
 # Kinds the scheduler cache watches.
 CACHE_KINDS: Final = frozenset(
     {
@@ -58,6 +66,14 @@ def timestamp(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def store_kind(obj: Mapping[str, Any]) -> str:
+    """The kind an object is stored under: its kind, but ``Job.batch`` for a batch/v1 Job."""
+    kind = str(obj.get("kind", ""))
+    if kind == "Job" and str(obj.get("apiVersion", "")).startswith("batch/"):
+        return BATCH_JOB
+    return kind
+
+
 def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     name = str(meta.get("name", ""))
@@ -79,12 +95,13 @@ class InMemoryCluster:
     changes: int = 0
     # The job controller's cache of pods by job, kept with every pod write.
     pod_index: JobPodIndex = field(default_factory=JobPodIndex)
-    _uid_counter: int = 0
     # kind -> namespace -> key -> object, for the namespaced kinds: a job's plugin objects
     # are looked up without a scan of every object of the kind.
     _by_namespace: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(
         default_factory=dict
     )
+    # uids and resourceVersions, as the API server stamps them (``--seed`` derives the uids).
+    identities: Identities = field(default_factory=Identities)
 
     # ------------------------------------------------------------------ store
 
@@ -128,22 +145,29 @@ class InMemoryCluster:
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Store a new object (defaults applied as the API server would) and announce it."""
-        kind = str(obj["kind"])
+        kind = store_kind(obj)
         meta = obj.setdefault("metadata", {})
         if kind in NAMESPACED:
             meta.setdefault("namespace", "default")
-        if not meta.get("uid"):
-            self._uid_counter += 1
-            meta["uid"] = f"{kind.lower()}-{self._uid_counter:05d}"
         meta.setdefault("creationTimestamp", timestamp(self.clock()))
         key = object_key(obj)
+        if not meta.get("uid"):
+            meta["uid"] = self.identities.new_uid(kind, key, str(meta["creationTimestamp"]))
+        given = self.identities.given_version(meta.get("resourceVersion"))
+        meta["resourceVersion"] = given or self.identities.next_version()
         event = "MODIFIED" if key in self.of_kind(kind) else "ADDED"
         self._store(kind, key, obj)
         self._notify(kind, event, obj)
         return obj
 
     def update(self, obj: dict[str, Any]) -> None:
-        kind = str(obj["kind"])
+        kind = store_kind(obj)
+        # A fresh metadata dict: a shallow copy of the old object kept by a watcher must not
+        # see the new version (it tells an update from a resync by it).
+        obj["metadata"] = {
+            **(obj.get("metadata") or {}),
+            "resourceVersion": self.identities.next_version(),
+        }
         self._store(kind, object_key(obj), obj)
         self._notify(kind, "MODIFIED", obj)
 
@@ -169,6 +193,7 @@ class InMemoryCluster:
             raise LookupError(f"pod {task.key} not found")
         pod = revised(pod, "spec", "metadata")
         pod["spec"]["nodeName"] = node_name
+        mark_scheduled(pod, timestamp(self.clock()))
         annotations = pod["metadata"]["annotations"] = dict(
             pod["metadata"].get("annotations") or {}
         )

@@ -35,7 +35,9 @@ from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.registry import new_action
 from volcano_py.sim import job_ttl, node_usage
 from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, revised, timestamp
+from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
+from volcano_py.sim.workloads import WorkloadControllers, controlling_owner
 
 DEFAULT_MAX_CYCLES: Final = 20
 # Controller passes per cycle: each pass handles what the previous one triggered.
@@ -55,6 +57,8 @@ class Simulation:
     cycles: int = 0
     cache: SchedulerCache = field(init=False)
     cluster: InMemoryCluster = field(init=False)
+    kubelet: SimKubelet = field(init=False)
+    workloads: WorkloadControllers = field(init=False)
     state: SchedulingState = field(init=False)
     last_session: Session | None = field(default=None, init=False)
     job_requests: dict[str, list[JobRequest]] = field(default_factory=dict, init=False)
@@ -70,6 +74,9 @@ class Simulation:
 
     def __post_init__(self) -> None:
         self.cluster = InMemoryCluster(watch=self._watch, clock=lambda: self.time)
+        self.cluster.identities.seed = self.seed
+        self.kubelet = SimKubelet(seed=self.seed)
+        self.workloads = WorkloadControllers(self.cluster, self.seed, lambda: self.time)
         self.cache = SchedulerCache(
             scheduler_names=self.scheduler_names,
             binder=self.cluster,
@@ -90,6 +97,9 @@ class Simulation:
         for obj in objects:
             self.cluster.create(obj if owned else copy.deepcopy(obj))
         self.cluster.ensure_default_queues()
+        # Session uids from the seed and the loaded store's revision: a reloaded output (whose
+        # revision is past every version it holds) never reuses the first run's.
+        self.state.uid_salt = f"{self.seed}/{self.cluster.identities.revision}"
         self._sync_quotas()
         for key, _job in self.cluster.items("Job"):
             self._request(key, JobRequest(event="OutOfSync"))
@@ -159,6 +169,8 @@ class Simulation:
                 self._set_phase(pod, "Running")
                 self.started_cycle[key] = self.cycles
             elif phase == "Running":
+                if key not in self.started_cycle and not status.get("containerStatuses"):
+                    self._set_phase(pod, "Running")  # given Running: its kubelet reports it
                 self.started_cycle.setdefault(key, self.cycles)
                 run_cycles = (meta.get("annotations") or {}).get(SIM_RUN_CYCLES_ANNOTATION)
                 if run_cycles is not None and self.cycles - self.started_cycle[key] >= _as_int(
@@ -167,22 +179,13 @@ class Simulation:
                     self._set_phase(pod, "Succeeded")
 
     def _set_phase(self, pod: dict[str, Any], phase: str) -> None:
-        pod = revised(pod, "status")
-        status = pod["status"]
-        status["phase"] = phase
-        if phase == "Running":
-            status["startTime"] = timestamp(self.time)
-            status["conditions"] = [
-                c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"
-            ] + [{"type": "PodScheduled", "status": "True"}]
-        if phase == "Succeeded":
-            containers = (pod.get("spec") or {}).get("containers") or []
-            status["containerStatuses"] = [
-                {"name": c.get("name", ""), "state": {"terminated": {"exitCode": 0}}}
-                for c in containers
-            ]
-        self.cluster.changes += 1
-        self.cluster.update(pod)
+        pod = dict(pod)  # a new version; its status is made new below, the rest is shared
+        cluster = self.cluster
+        cluster_pods = cluster.of_kind("Pod").values()
+        self.kubelet.network.prime(cluster.of_kind("Node").values(), cluster_pods)
+        pod["status"] = self.kubelet.status(pod, phase, timestamp(self.time))
+        cluster.changes += 1
+        cluster.update(pod)
 
     def pending_timers(self) -> bool:
         """A running pod that will finish in a later cycle, or a finished job's TTL that runs
@@ -210,6 +213,7 @@ class Simulation:
         self.delayed = [entry for entry in self.delayed if entry[0] > self.time]
         for _when, job_key, request in due:
             self._request(job_key, request)
+        self.workloads.sync()  # Deployment -> ReplicaSet -> pods in one go
         for _ in range(CONTROLLER_PASSES):
             self._pod_group_controller()
             if not self.job_requests:
@@ -257,7 +261,8 @@ class Simulation:
             pod = self.cluster.get("Pod", key)
             if pod is None:
                 continue
-            result = pod_group_for_pod(pod, None, self.scheduler_names)
+            owner = controlling_owner(self.cluster, pod)
+            result = pod_group_for_pod(pod, owner, self.scheduler_names)
             if result is None:
                 continue
             pod_group, patch = result

@@ -16,6 +16,7 @@ from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
 from volcano_py.sim.loader import Document, SimInputError
 from volcano_py.sim.node_usage import usage_problem
+from volcano_py.sim.workloads import check_workload, is_workload
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,11 @@ CORE_KINDS: Final = {
     "Pod": "v1",
     "Namespace": "v1",
     "ConfigMap": "v1",
+    # What the job plugins make (and a cluster dump holds); stored, and handed to the job
+    # controller as the objects it made, so it does not make them again.
+    "Secret": "v1",
+    "Service": "v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
     "ResourceQuota": "v1",
@@ -220,7 +226,12 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
-        if kind in VOLCANO_KINDS:
+        if is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
+            obj, notes = check_workload(document, _check_pod_spec)
+            for note in notes:
+                result.warnings.append(note)
+                print(f"warning: {note}", file=sys.stderr)
+        elif kind in VOLCANO_KINDS:
             obj = _validate_volcano(document)
             if kind == "CronJob":
                 # Running it needs simulated time (schedules), which simulate lacks yet.

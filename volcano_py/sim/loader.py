@@ -20,7 +20,18 @@ from typing import Any, Final
 import yaml
 
 NAMESPACED_KINDS: Final = frozenset(
-    {"Pod", "PodGroup", "Job", "Command", "PodDisruptionBudget", "ResourceQuota", "ConfigMap"}
+    {
+        "Pod",
+        "PodGroup",
+        "Job",
+        "Command",
+        "PodDisruptionBudget",
+        "ResourceQuota",
+        "ConfigMap",
+        "Secret",
+        "Service",
+        "NetworkPolicy",
+    }
 )
 
 

@@ -1,0 +1,321 @@
+"""The pod status a kubelet reports, for the pods the simulator runs: what ``kubectl get pod
+-o yaml`` shows of a real Running (or finished) pod, so the ``--format yaml`` output reads like
+a cluster's and feeds back in as one.
+
+No container runtime is simulated, so the values a runtime would pick are derived instead:
+container ids from ``--seed``, the pod's uid and the container's name; pod IPs from the node's
+``spec.podCIDR`` (else a /24 per node inside 10.244.0.0/16, as flannel hands them out) and the
+node's ``InternalIP`` (else one inside 172.18.0.0/16, as kind's nodes have). Image digests
+(``imageID``) are left out: nothing pulls an image here. Times are the simulated clock's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from volcano_py.api.quantity import QuantityError, parse_quantity
+from volcano_py.controllers.raw import items, mapping, metadata, spec, status, text
+
+_POD_NETWORK: Final = ipaddress.IPv4Network("10.244.0.0/16")
+_NODE_NETWORK: Final = ipaddress.IPv4Network("172.18.0.0/16")
+_RUNTIME: Final = "containerd://"
+# The conditions a kubelet (1.29+) reports, in its order.
+_CONDITION_ORDER: Final = (
+    "PodReadyToStartContainers",
+    "Initialized",
+    "Ready",
+    "ContainersReady",
+    "PodScheduled",
+)
+_FINISHED_PHASES: Final = frozenset({"Succeeded", "Failed"})
+
+
+def condition(kind: str, state: bool, when: str, reason: str = "") -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "lastProbeTime": None,
+        "lastTransitionTime": when,
+        "status": "True" if state else "False",
+        "type": kind,
+    }
+    if reason:
+        found["reason"] = reason
+    return found
+
+
+def mark_scheduled(pod: dict[str, Any], now: str) -> None:
+    """What the API server's binding subresource writes: ``PodScheduled`` True. The status is
+    replaced, not changed in place: it may be shared with the stored version of the pod."""
+    pod_status = dict(status(pod))
+    pod_status["conditions"] = [
+        c for c in items(pod_status.get("conditions")) if mapping(c).get("type") != "PodScheduled"
+    ] + [condition("PodScheduled", True, now)]
+    pod["status"] = pod_status
+
+
+def qos_class(pod: Mapping[str, Any]) -> str:
+    """``GetPodQOS``: Guaranteed when every container limits cpu and memory and requests no
+    other amount; BestEffort when nothing asks for cpu or memory; Burstable otherwise."""
+    containers = [mapping(c) for c in items(spec(pod).get("containers"))] + [
+        mapping(c) for c in items(spec(pod).get("initContainers"))
+    ]
+    any_amount = False
+    guaranteed = True
+    for container in containers:
+        resources = mapping(container.get("resources"))
+        limits = _amounts(mapping(resources.get("limits")))
+        requests = {**limits, **_amounts(mapping(resources.get("requests")))}
+        if requests or limits:
+            any_amount = True
+        if any(limits.get(name) is None for name in ("cpu", "memory")):
+            guaranteed = False
+        if any(limits.get(name) != amount for name, amount in requests.items()):
+            guaranteed = False
+    if not any_amount:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _amounts(values: Mapping[str, Any]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for name in ("cpu", "memory"):
+        if name in values:
+            try:
+                amount = float(parse_quantity(values[name]))
+            except QuantityError:
+                continue
+            if amount:
+                found[name] = amount
+    return found
+
+
+def _container_id(seed: int, pod_uid: str, container: str, started: str) -> str:
+    digest = hashlib.sha256(f"{seed}\0{pod_uid}\0{container}\0{started}".encode()).hexdigest()
+    return _RUNTIME + digest
+
+
+@dataclass(slots=True)
+class PodNetwork:
+    """Addresses for pods, per node, never handing out one a live pod holds."""
+
+    _subnets: dict[str, ipaddress.IPv4Network] = field(default_factory=dict)
+    _host_ips: dict[str, str] = field(default_factory=dict)
+    # Addresses the input's pods hold, per node, and each node's next position.
+    _taken: dict[str, set[str]] = field(default_factory=dict)
+    _next: dict[str, int] = field(default_factory=dict)
+    _primed: bool = False
+
+    def prime(self, nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]) -> None:
+        """Learn the nodes and the addresses pods already hold (once, at the first start)."""
+        if self._primed:
+            return
+        self._primed = True
+        for ordinal, node in enumerate(sorted(nodes, key=lambda n: text(metadata(n).get("name")))):
+            node_name = text(metadata(node).get("name"))
+            self._subnets[node_name] = _pod_subnet(node, ordinal)
+            self._host_ips[node_name] = _host_ip(node, ordinal)
+        for pod in pods:
+            node_name = text(spec(pod).get("nodeName"))
+            address = text(status(pod).get("podIP"))
+            if node_name and address:
+                self._taken.setdefault(node_name, set()).add(address)
+
+    def host_ip(self, node_name: str) -> str | None:
+        return self._host_ips.get(node_name)
+
+    def pod_ip(self, node_name: str, pod: Mapping[str, Any]) -> str | None:
+        """The node's next address, round robin over its subnet (skipping those the input's
+        pods hold), so an address comes back only after the subnet went round once."""
+        if spec(pod).get("hostNetwork"):
+            return self.host_ip(node_name)
+        subnet = self._subnets.get(node_name)
+        if subnet is None:
+            return None
+        # .0 is the network, .1 the node's bridge, the last the broadcast address.
+        first, count = int(subnet.network_address) + 2, subnet.num_addresses - 3
+        taken = self._taken.get(node_name, set())
+        position = self._next.get(node_name, 0)
+        candidate = str(ipaddress.IPv4Address(first + position % count))
+        for _ in range(count):
+            candidate = str(ipaddress.IPv4Address(first + position % count))
+            position += 1
+            if candidate not in taken:
+                break
+        self._next[node_name] = position
+        return candidate
+
+
+def _pod_subnet(node: Mapping[str, Any], ordinal: int) -> ipaddress.IPv4Network:
+    given = text(spec(node).get("podCIDR"))
+    if given:
+        try:
+            network = ipaddress.ip_network(given, strict=False)
+        except ValueError:
+            network = None
+        if isinstance(network, ipaddress.IPv4Network) and network.num_addresses >= 8:
+            return network
+    base = int(_POD_NETWORK.network_address) + (ordinal % 256) * 256
+    return ipaddress.IPv4Network((base, 24))
+
+
+def _host_ip(node: Mapping[str, Any], ordinal: int) -> str:
+    for address in items(status(node).get("addresses")):
+        if mapping(address).get("type") == "InternalIP" and text(mapping(address).get("address")):
+            return text(mapping(address).get("address"))
+    return str(_NODE_NETWORK.network_address + 2 + ordinal % (_NODE_NETWORK.num_addresses - 3))
+
+
+@dataclass(slots=True)
+class SimKubelet:
+    """Writes a pod's status as its node's kubelet would when it starts or ends it."""
+
+    seed: int = 0
+    network: PodNetwork = field(default_factory=PodNetwork)
+
+    def status(
+        self,
+        pod: Mapping[str, Any],
+        phase: str,
+        now: str,
+        exit_code: int = 0,
+        reason: str = "",
+    ) -> dict[str, Any]:
+        """The pod's status in ``phase`` (Running, Succeeded or Failed) at ``now``. What the
+        pod had (its start time, addresses, the scheduler's conditions) is kept."""
+        old = dict(status(pod))
+        node_name = text(spec(pod).get("nodeName"))
+        started = text(old.get("startTime")) or now
+        pod_uid = text(metadata(pod).get("uid"))
+        new: dict[str, Any] = {
+            key: value
+            for key, value in old.items()
+            if key not in ("containerStatuses", "initContainerStatuses", "conditions")
+        }
+        new["phase"] = phase
+        new["startTime"] = started
+        new["qosClass"] = text(old.get("qosClass")) or qos_class(pod)
+        host_ip = text(old.get("hostIP")) or self.network.host_ip(node_name)
+        if host_ip:
+            new["hostIP"] = host_ip
+            new["hostIPs"] = [{"ip": host_ip}]
+        pod_ip = text(old.get("podIP")) or self.network.pod_ip(node_name, pod)
+        if pod_ip:
+            new["podIP"] = pod_ip
+            new["podIPs"] = [{"ip": pod_ip}]
+        finished = phase in _FINISHED_PHASES
+        if phase == "Failed" and reason:
+            new["reason"] = reason
+        new["initContainerStatuses"] = [
+            self._init_container(c, pod_uid, started)
+            for c in items(spec(pod).get("initContainers"))
+        ]
+        if not new["initContainerStatuses"]:
+            del new["initContainerStatuses"]
+        previous = {
+            text(mapping(c).get("name")): mapping(c) for c in items(old.get("containerStatuses"))
+        }
+        new["containerStatuses"] = [
+            self._container(
+                mapping(c), previous, pod_uid, started, now, phase, exit_code if finished else None
+            )
+            for c in items(spec(pod).get("containers"))
+        ]
+        new["conditions"] = self._conditions(old, phase, started, now)
+        return new
+
+    def _init_container(self, container: Any, pod_uid: str, started: str) -> dict[str, Any]:
+        name = text(mapping(container).get("name"))
+        container_id = _container_id(self.seed, pod_uid, name, started)
+        return {
+            "containerID": container_id,
+            "image": text(mapping(container).get("image")),
+            "lastState": {},
+            "name": name,
+            "ready": True,
+            "restartCount": 0,
+            "started": False,
+            "state": {
+                "terminated": {
+                    "containerID": container_id,
+                    "exitCode": 0,
+                    "finishedAt": started,
+                    "reason": "Completed",
+                    "startedAt": started,
+                }
+            },
+        }
+
+    def _container(
+        self,
+        container: Mapping[str, Any],
+        previous: Mapping[str, Mapping[str, Any]],
+        pod_uid: str,
+        started: str,
+        now: str,
+        phase: str,
+        exit_code: int | None,
+    ) -> dict[str, Any]:
+        name = text(container.get("name"))
+        before = previous.get(name, {})
+        container_id = text(before.get("containerID")) or _container_id(
+            self.seed, pod_uid, name, started
+        )
+        running_since = text(mapping(mapping(before.get("state")).get("running")).get("startedAt"))
+        since = running_since or started
+        state: dict[str, Any]
+        if exit_code is None:
+            state = {"running": {"startedAt": since}}
+        else:
+            state = {
+                "terminated": {
+                    "containerID": container_id,
+                    "exitCode": exit_code,
+                    "finishedAt": now,
+                    "reason": "Completed" if exit_code == 0 else "Error",
+                    "startedAt": since,
+                }
+            }
+        return {
+            "containerID": container_id,
+            "image": text(container.get("image")),
+            "lastState": {},
+            "name": name,
+            "ready": exit_code is None,
+            "restartCount": 0,
+            "started": exit_code is None,
+            "state": state,
+        }
+
+    @staticmethod
+    def _conditions(
+        old: Mapping[str, Any], phase: str, started: str, now: str
+    ) -> list[dict[str, Any]]:
+        kept = {text(mapping(c).get("type")): mapping(c) for c in items(old.get("conditions"))}
+        scheduled = kept.get("PodScheduled")
+        if scheduled is None or scheduled.get("status") != "True":
+            scheduled = condition("PodScheduled", True, started)
+        running = phase == "Running"
+        finished_reason = "" if running else "PodCompleted"
+        made = {
+            "PodReadyToStartContainers": condition(
+                "PodReadyToStartContainers", running, started if running else now
+            ),
+            "Initialized": condition("Initialized", True, started),
+            "Ready": condition("Ready", running, started if running else now, finished_reason),
+            "ContainersReady": condition(
+                "ContainersReady", running, started if running else now, finished_reason
+            ),
+            "PodScheduled": dict(scheduled),
+        }
+        for kind in _CONDITION_ORDER:
+            before = kept.get(kind)
+            # A condition that did not change keeps its transition time.
+            if before is not None and before.get("status") == made[kind]["status"]:
+                made[kind]["lastTransitionTime"] = before.get(
+                    "lastTransitionTime", made[kind]["lastTransitionTime"]
+                )
+        others = [dict(c) for kind, c in kept.items() if kind not in made]
+        return [made[kind] for kind in _CONDITION_ORDER] + others
