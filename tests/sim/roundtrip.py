@@ -53,9 +53,21 @@ def by_key(listed: str) -> dict[tuple[str, str, str], dict[str, Any]]:
 
 def without_versions(obj: dict[str, Any]) -> dict[str, Any]:
     """An object minus its resourceVersion (bumped by any write, even one that changes
-    nothing a person sees, as in a cluster)."""
+    nothing a person sees, as in a cluster), and minus the message of a pending pod's
+    PodScheduled condition (it names the node the rotating search met first: not settled
+    state, see docs/simulate.md)."""
     meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
-    return {**obj, "metadata": meta}
+    result = {**obj, "metadata": meta}
+    status = obj.get("status")
+    if obj.get("kind") == "Pod" and isinstance(status, dict) and status.get("phase") == "Pending":
+        conditions = [
+            {k: v for k, v in c.items() if k != "message"}
+            if c.get("type") == "PodScheduled" and c.get("status") == "False"
+            else c
+            for c in status.get("conditions") or []
+        ]
+        result["status"] = {**status, "conditions": conditions}
+    return result
 
 
 def node(name: str, cpu: int, memory_gi: int) -> dict[str, Any]:
