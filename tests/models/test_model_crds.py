@@ -50,6 +50,8 @@ def test_crds_directory_holds_one_file_per_kind():
         "batch.volcano.sh_cronjobs.yaml",
         "batch.volcano.sh_jobs.yaml",
         "bus.volcano.sh_commands.yaml",
+        "flow.volcano.sh_jobflows.yaml",
+        "flow.volcano.sh_jobtemplates.yaml",
         "scheduling.volcano.sh_podgroups.yaml",
         "scheduling.volcano.sh_queues.yaml",
         "topology.volcano.sh_hypernodes.yaml",
