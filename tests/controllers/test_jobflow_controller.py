@@ -213,7 +213,7 @@ def test_get_all_job_status() -> None:
                 "runningDuration": "1s",
             },
             "jobFlowA-B": {"phase": "Running", "createTime": "2026-05-01T10:00:01Z"},
-        },  # fmt: skip
+        },
         "state": {},
     }
 
