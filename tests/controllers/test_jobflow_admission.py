@@ -158,3 +158,18 @@ def test_probes_and_patches_are_admitted_with_a_warning() -> None:
 
 def test_delete_is_not_judged() -> None:
     assert _review(_jobflow(_flow("a", "a")), operation="DELETE").allowed
+
+
+def test_a_name_too_long_for_the_jobs_labels_is_refused() -> None:
+    """Beyond upstream: ``<namespace>.<name>`` is a label value of every job (63 at most)."""
+    long_flow = _jobflow(_flow("a"))
+    long_flow["metadata"]["name"] = "f" * 60
+    verdict = _review(long_flow)
+    assert not verdict.allowed
+    assert "metadata.name: the jobs' label volcano.sh/createdByJobFlow would be" in verdict.message
+    long_template = _jobflow(_flow("t" * 60))
+    verdict = _review(long_template)
+    assert not verdict.allowed
+    assert "spec.flows[0].name: the jobs' label volcano.sh/createdByJobTemplate" in (
+        verdict.message
+    )

@@ -75,10 +75,23 @@ class Harness:
         self.api.objects[f"{JOBS}/{job_name}"] = copy.deepcopy(stored)
         self.watch("Job", "MODIFIED", stored)
 
+    def deliver_jobs(self) -> None:
+        """The watch: jobs POSTed or DELETEd through the API reach the store and handlers."""
+        for path, obj in list(self.api.objects.items()):
+            if (
+                path.startswith(JOBS)
+                and self.store.get("Job", f"{NS}/{obj['metadata']['name']}") is None
+            ):
+                self.watch("Job", "ADDED", copy.deepcopy(obj))
+        for _key, obj in list(self.store.items("Job")):
+            if f"{JOBS}/{obj['metadata']['name']}" not in self.api.objects:
+                self.watch("Job", "DELETED", obj)
+
     async def drain(self) -> None:
         tasks = [*self.flows.queue.start(), *self.templates.queue.start()]
         for _ in range(100):
             await asyncio.sleep(0.005)
+            self.deliver_jobs()
             if not len(self.flows.queue) and not len(self.templates.queue):
                 break
         for task in tasks:

@@ -12,7 +12,12 @@ from volcano_py.models import jobflow_rules
 from volcano_py.models.base import SpecError, VolcanoModel
 from volcano_py.models.fieldtypes import GoDuration, Int32, OpenObject, Timestamp
 from volcano_py.models.job import JobPhase, JobSpec, TaskState
-from volcano_py.models.resource import CrdInfo, CustomResource, PrinterColumn
+from volcano_py.models.resource import (
+    DEFAULT_NAMESPACE,
+    CrdInfo,
+    CustomResource,
+    PrinterColumn,
+)
 
 RetainPolicy = Literal["retain", "delete"]
 FlowPhase = Literal["Succeed", "Terminating", "Failed", "Running", "Pending"]
@@ -212,6 +217,21 @@ class JobFlow(CustomResource):
     """The flows and the retain policy."""
     status: JobFlowStatus = Field(default_factory=JobFlowStatus)
     """The jobs by phase and the flow's phase."""
+
+    @model_validator(mode="after")
+    def _labels_fit(self) -> Self:
+        name = self.metadata.name
+        if not name:
+            return self  # generateName: the server picks the name
+        namespace = self.metadata.namespace or DEFAULT_NAMESPACE
+        problem = jobflow_rules.created_by_label_problem(namespace, name, "JobFlow")
+        if problem:
+            raise SpecError(("metadata", "name"), problem)
+        for index, flow in enumerate(self.spec.flows):
+            problem = jobflow_rules.created_by_label_problem(namespace, flow.name, "JobTemplate")
+            if problem:
+                raise SpecError(("spec", "flows", index, "name"), problem)
+        return self
 
 
 class JobTemplateStatus(VolcanoModel):

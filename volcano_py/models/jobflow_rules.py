@@ -12,6 +12,7 @@ from typing import Final, Protocol
 from volcano_py.models.job_rules import find_cycle
 
 NOT_DAG: Final = "jobflow Flow is not DAG"
+MAX_LABEL_VALUE: Final = 63
 VERTEX_NOT_DEFINED: Final = "vertex is not defined"
 
 
@@ -61,3 +62,17 @@ def load_vertices(graph: dict[str, list[str]]) -> str:
 def is_dag(graph: dict[str, list[str]]) -> bool:
     """``IsDAG``: no cycle (a self edge is one)."""
     return not find_cycle(graph)
+
+
+def created_by_label_problem(namespace: str, name: str, what: str) -> str:
+    """The jobs carry ``volcano.sh/createdByJobFlow`` / ``createdByJobTemplate`` labels of
+    value ``<namespace>.<name>``; a label value longer than 63 characters makes the API server
+    refuse every job of the flow, so say it when the JobFlow is applied. Upstream admits it
+    and its controller retries the refused creation until it gives up."""
+    value = f"{namespace}.{name}"
+    if len(value) <= MAX_LABEL_VALUE:
+        return ""
+    return (
+        f"the jobs' label volcano.sh/createdBy{what} would be {value!r}, {len(value)} characters"
+        f" (<namespace>.<{what} name>); a label value may have at most {MAX_LABEL_VALUE}"
+    )

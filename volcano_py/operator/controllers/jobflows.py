@@ -166,8 +166,11 @@ class JobFlowController:
             raise RetryLater(str(error)) from None
 
     async def _create_job(self, key: str, job: Obj, namespace: str) -> None:
+        # The created job is not put into the store here: the watch delivers it, and only
+        # then does the Job controller hear of it (an object already held at the same
+        # resourceVersion is no news to it). A sync before that POSTs again and gets 409.
         try:
-            created: Obj = await self.api.request(
+            await self.api.request(
                 "POST", namespaced_path(JOB, namespace), copy.deepcopy(dict(job))
             )
         except ApiError as error:
@@ -179,7 +182,6 @@ class JobFlowController:
                 f"Failed to create job {text(metadata(job).get('name'))}: {error.message}",
             )  # fmt: skip
             raise RetryLater(str(error)) from None
-        self.store.apply(JOB.kind, "ADDED", created)
 
 
 class JobTemplateController:
