@@ -1,6 +1,6 @@
 """`volcano-py simulate` and JobFlows: an invalid one (a cycle, an unknown target, a bad field)
-stops the run with exit 2 naming the field; valid JobFlows and JobTemplates are reported as
-validated but not run (the JobFlow controller is not wired into the simulator yet)."""
+stops the run with exit 2 naming the field; a valid one runs (tests/sim/test_jobflow_sim.py
+follows one through); probes are warned about."""
 
 from __future__ import annotations
 
@@ -52,14 +52,14 @@ def test_an_invalid_jobflow_is_refused_naming_the_field(
     assert "Traceback" not in err
 
 
-def test_valid_jobflows_and_templates_are_validated_but_not_run(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_a_valid_jobflow_runs(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["simulate", str(EXAMPLE)])
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
     assert code == 0
-    assert "JobFlow pipeline: JobFlow is validated but not run by simulate yet" in err
-    assert "JobTemplate train: JobTemplate is validated but not run" in err
+    assert "not run" not in captured.err
+    # No node in the example: the first job waits, the others are not created yet.
+    assert '"default/pipeline-fetch"' in captured.out
+    assert "default/pipeline-train" not in captured.out
 
 
 def test_a_probe_is_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,6 +33,8 @@ NAMESPACED: Final = frozenset(
         "Service",
         "Secret",
         "NetworkPolicy",
+        "JobFlow",
+        "JobTemplate",
     }
 )
 # Kinds the scheduler cache watches.

@@ -21,6 +21,7 @@ import yaml
 
 NAMESPACED_KINDS: Final = frozenset(
     {"Pod", "PodGroup", "Job", "Command", "PodDisruptionBudget", "ResourceQuota", "ConfigMap"}
+    | {"JobFlow", "JobTemplate"}
 )
 
 
