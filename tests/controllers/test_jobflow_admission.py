@@ -173,3 +173,70 @@ def test_a_name_too_long_for_the_jobs_labels_is_refused() -> None:
     assert "spec.flows[0].name: the jobs' label volcano.sh/createdByJobTemplate" in (
         verdict.message
     )
+
+
+# test/e2e/admission/jobflow_validation_test.go: (It, flows, expected error ('' admitted)).
+E2E_CASES = [
+    (
+        "Should allow jobflow creation with valid DAG structure",
+        [_flow("a"), _flow("b", "a"), _flow("c", "a", "b"), _flow("d", "b"), _flow("e", "c", "d")],
+        "",
+    ),
+    (
+        "Should allow jobflow creation with duplicate flow names",
+        [_flow("a"), _flow("a"), _flow("b", "a")],
+        "",
+    ),
+    (
+        "Should reject jobflow creation with missing flow definition",
+        [_flow("b", "a"), _flow("c", "a", "b")],
+        "jobflow Flow is not DAG: vertex is not defined",
+    ),
+    (
+        "Should allow jobflow creation with multiple flows having same dependency target",
+        [_flow("a"), _flow("b", "a"), _flow("c", "a"), _flow("c", "b")],
+        "",
+    ),
+    (
+        "Should allow jobflow creation with simple linear dependency chain",
+        [_flow("start"), _flow("middle", "start"), _flow("end", "middle")],
+        "",
+    ),
+    (
+        "Should allow jobflow creation with complex valid DAG structure",
+        [
+            _flow("root1"),
+            _flow("root2"),
+            _flow("level1-a", "root1"),
+            _flow("level1-b", "root2"),
+            _flow("level2", "level1-a", "level1-b"),
+            _flow("final", "level2"),
+        ],
+        "",
+    ),
+    ("Should allow jobflow creation with empty flows list", [], ""),
+    (
+        "Should allow jobflow creation with single flow (no dependencies)",
+        [_flow("single-flow")],
+        "",
+    ),
+    (
+        "Should reject jobflow creation with self-dependency",
+        [_flow("self-dependent", "self-dependent")],
+        "jobflow Flow is not DAG",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "flows", "error"), E2E_CASES, ids=[c[0] for c in E2E_CASES])
+def test_jobflow_validation_e2e(case: str, flows: list[dict[str, Any]], error: str) -> None:
+    """jobflow_validation_test.go (e2e admission), through the webhook."""
+    verdict = _review(_jobflow(*flows))
+    assert verdict.allowed == (not error), verdict.message
+    assert error in verdict.message
+
+
+def test_jobflow_update_with_valid_dag_is_allowed() -> None:
+    """jobflow_validation_test.go: Should allow jobflow update with valid DAG structure."""
+    assert _review(_jobflow(_flow("a"), _flow("b", "a"))).allowed
+    assert _review(_jobflow(_flow("a"), _flow("b", "a"), _flow("c", "b")), "UPDATE").allowed
