@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 from volcano_py.models import jobflow_rules
 from volcano_py.models.base import SpecError, VolcanoModel
 from volcano_py.models.fieldtypes import GoDuration, Int32, OpenObject, Timestamp
-from volcano_py.models.job import JobPhase, JobSpec, TaskState
+from volcano_py.models.job import JobSpec, TaskState
 from volcano_py.models.resource import (
     DEFAULT_NAMESPACE,
     CrdInfo,
@@ -124,6 +124,10 @@ class JobFlowSpec(VolcanoModel):
         return self
 
 
+# The job phases in the status are plain strings, as upstream's schema has them: a phase a
+# newer Volcano adds must not make the status write fail.
+
+
 class JobRunningHistory(VolcanoModel):
     """One phase a job went through."""
 
@@ -131,7 +135,7 @@ class JobRunningHistory(VolcanoModel):
     """When the job entered the phase."""
     end_timestamp: Timestamp | None = None
     """When it left it."""
-    state: JobPhase | None = None
+    state: str | None = None
     """The phase."""
 
 
@@ -140,7 +144,7 @@ class FlowJobStatus(VolcanoModel):
 
     name: str | None = None
     """The job's name."""
-    state: JobPhase | None = None
+    state: str | None = None
     """The job's phase."""
     start_timestamp: Timestamp | None = None
     """The job's creation time."""
@@ -155,7 +159,7 @@ class FlowJobStatus(VolcanoModel):
 class FlowCondition(VolcanoModel):
     """A job of the flow as last seen."""
 
-    phase: JobPhase | None = None
+    phase: str | None = None
     """The job's phase."""
     create_time: Timestamp | None = None
     """The job's creation time."""
