@@ -189,7 +189,11 @@ def test_controllers_switches_act() -> None:
     assert not controllers_cli.enabled_controllers("+gc-controller")["job-controller"]
     with pytest.raises(ValueError, match="turns off job-controller"):
         controllers_cli._check_controllers("*,-job-controller")
-    assert controllers_cli._check_controllers("*,+jobflow-controller") == ["jobflow-controller"]
+    # jobflow- and jobtemplate-controller run here now; hyperNode-controller does not.
+    assert controllers_cli._check_controllers("*,+jobflow-controller") == []
+    assert controllers_cli._check_controllers("*,+hyperNode-controller") == ["hyperNode-controller"]
+    with pytest.raises(ValueError, match="turns off jobflow-controller"):
+        controllers_cli._check_controllers("*,-jobflow-controller")
 
 
 # ---- cmd/webhook-manager/app/options/options_test.go TestAddFlags

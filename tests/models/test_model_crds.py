@@ -18,6 +18,14 @@ from volcano_py.models.registry import RESOURCE_MODELS
 
 CRD_DIR = REPO_ROOT / "crds"
 UPSTREAM_CRDS = Path("/tmp/volcano/config/crd/volcano/bases")
+# Upstream keeps the flow.volcano.sh CRDs apart (installed by the jobflow chart).
+UPSTREAM_FLOW_CRDS = Path("/tmp/volcano/config/crd/jobflow/bases")
+
+
+def _upstream_file(name: str) -> Path:
+    return (UPSTREAM_FLOW_CRDS if name.startswith("flow.") else UPSTREAM_CRDS) / name
+
+
 GENERATED = {name: yaml.safe_load(text) for name, text in crdgen.rendered_files().items()}
 
 
@@ -50,6 +58,8 @@ def test_crds_directory_holds_one_file_per_kind():
         "batch.volcano.sh_cronjobs.yaml",
         "batch.volcano.sh_jobs.yaml",
         "bus.volcano.sh_commands.yaml",
+        "flow.volcano.sh_jobflows.yaml",
+        "flow.volcano.sh_jobtemplates.yaml",
         "scheduling.volcano.sh_podgroups.yaml",
         "scheduling.volcano.sh_queues.yaml",
         "topology.volcano.sh_hypernodes.yaml",
@@ -182,6 +192,25 @@ UPSTREAM_FACTS = {
         True,
     ),
     "bus.volcano.sh_commands.yaml": ("Command", "commands", "Namespaced", [], [], False),
+    "flow.volcano.sh_jobflows.yaml": (
+        "JobFlow",
+        "jobflows",
+        "Namespaced",
+        ["jf"],
+        [
+            ("Status", "string", ".status.state.phase", 0),
+            ("Age", "date", ".metadata.creationTimestamp", 0),
+        ],
+        True,
+    ),
+    "flow.volcano.sh_jobtemplates.yaml": (
+        "JobTemplate",
+        "jobtemplates",
+        "Namespaced",
+        ["jt"],
+        [],
+        True,
+    ),
     "topology.volcano.sh_hypernodes.yaml": (
         "HyperNode",
         "hypernodes",
@@ -240,7 +269,7 @@ needs_upstream = pytest.mark.skipif(
 @needs_upstream
 @pytest.mark.parametrize("name", sorted(UPSTREAM_FACTS))
 def test_facts_table_matches_upstream_files(name):
-    upstream = yaml.safe_load((UPSTREAM_CRDS / name).read_text(encoding="utf-8"))
+    upstream = yaml.safe_load(_upstream_file(name).read_text(encoding="utf-8"))
     assert _facts(upstream) == UPSTREAM_FACTS[name]
 
 
@@ -252,6 +281,8 @@ EXTRA_REQUIRED = {
     # webhook at its scheduled time; say so when the CronJob is applied.
     ("batch.volcano.sh_cronjobs.yaml", ".spec.jobTemplate"): {"spec"},
     ("batch.volcano.sh_cronjobs.yaml", ".spec.jobTemplate.spec"): {"tasks"},
+    # Likewise a JobTemplate without tasks makes jobs the job webhook refuses.
+    ("flow.volcano.sh_jobtemplates.yaml", ".spec"): {"tasks"},
     ("topology.volcano.sh_hypernodes.yaml", ".spec"): {"members"},
     ("topology.volcano.sh_hypernodes.yaml", ".spec.members[]"): {"selector"},
 }
@@ -276,7 +307,7 @@ COMPARED = (
 @pytest.mark.parametrize("name", sorted(UPSTREAM_FACTS))
 def test_every_upstream_field_is_modelled_with_its_constraints(name):
     upstream = dict(
-        _nodes(_schema(yaml.safe_load((UPSTREAM_CRDS / name).read_text(encoding="utf-8"))))
+        _nodes(_schema(yaml.safe_load(_upstream_file(name).read_text(encoding="utf-8"))))
     )
     ours = dict(_nodes(_schema(GENERATED[name])))
     open_paths = [

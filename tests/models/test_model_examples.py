@@ -15,12 +15,15 @@ from volcano_py.models.command import Command
 from volcano_py.models.cronjob import CronJob
 from volcano_py.models.hypernode import HyperNode
 from volcano_py.models.job import Job
+from volcano_py.models.jobflow import JobFlow, JobTemplate
 from volcano_py.models.podgroup import PodGroup
 from volcano_py.models.queue import Queue
 from volcano_py.models.validation import parse_object
 
 SEEDS_DIR = Path("/work/shared/seeds")
-VOLCANO_KINDS = {"Queue", "Job", "CronJob", "PodGroup", "HyperNode", "Command"}
+VOLCANO_KINDS = {
+    "Queue", "Job", "CronJob", "JobFlow", "JobTemplate", "PodGroup", "HyperNode", "Command"
+}  # fmt: skip
 
 DOCUMENTS = fixture_documents()
 IDS = [f"{name}#{index}" for name, index, _ in DOCUMENTS]
@@ -53,6 +56,8 @@ def test_examples_parse_to_the_kind_models():
         "PodGroup": PodGroup,
         "Job": Job,
         "CronJob": CronJob,
+        "JobFlow": JobFlow,
+        "JobTemplate": JobTemplate,
         "Command": Command,
         "HyperNode": HyperNode,
     }

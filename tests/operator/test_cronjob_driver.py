@@ -96,6 +96,11 @@ def test_a_due_schedule_creates_its_job_writes_status_and_waits_for_the_next_min
         first_event = harness.events.recorded[0][:5]
         assert first_event == ("CronJob", NS, "nightly", "Normal", "SuccessfulCreate")
 
+        # The watch delivers the created job (the controller leaves the store to it, so the
+        # job controller hears of the job as new).
+        assert harness.store.get("Job", f"{NS}/{name}") is None
+        harness.watch("Job", "ADDED", copy.deepcopy(created))
+        await harness.drain()
         # The job completes: beyond successfulJobsHistoryLimit 0 it is deleted.
         finished = copy.deepcopy(harness.store.get("Job", f"{NS}/{name}"))
         assert finished is not None

@@ -44,19 +44,19 @@ GATED_KINDS = {
     "PriorityClass": "PriorityClass",
 }
 
-# vc-controller-manager's controllers; volcano-py runs the first three (Commands are served
-# by the job and queue controllers there, by one consumer here), always together.
+# vc-controller-manager's controllers; volcano-py runs these (Commands are served by the job
+# and queue controllers there, by one consumer here), always together.
 IMPLEMENTED_CONTROLLERS = (
     "job-controller",
     "pg-controller",
     "queue-controller",
     "gc-controller",
     "cronjob-controller",
+    "jobflow-controller",
+    "jobtemplate-controller",
 )
 UPSTREAM_CONTROLLERS = (
     *IMPLEMENTED_CONTROLLERS,
-    "jobflow-controller",
-    "jobtemplate-controller",
     "hyperNode-controller",
     "sharding-controller",
 )
@@ -98,8 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="*,-sharding-controller",
         metavar="LIST",
         help="Volcano's controller switches ('*', 'name', '+name', '-name', comma-separated)."
-        " job-, pg-, queue-, gc- and cronjob-controller always run here and may not be"
-        " turned off; the others are not implemented here (naming one is logged)",
+        " job-, pg-, queue-, gc-, cronjob-, jobflow- and jobtemplate-controller always run"
+        " here and may not be turned off; the others are not implemented here (naming one is"
+        " logged)",
     )
     add_feature_gates(
         controllers,

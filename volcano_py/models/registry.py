@@ -8,6 +8,7 @@ from volcano_py.models.command import Command
 from volcano_py.models.cronjob import CronJob
 from volcano_py.models.hypernode import HyperNode
 from volcano_py.models.job import Job
+from volcano_py.models.jobflow import JobFlow, JobTemplate
 from volcano_py.models.podgroup import PodGroup
 from volcano_py.models.queue import Queue
 from volcano_py.models.resource import CustomResource
@@ -17,6 +18,8 @@ RESOURCE_MODELS: Final[tuple[type[CustomResource], ...]] = (
     PodGroup,
     Job,
     CronJob,
+    JobFlow,
+    JobTemplate,
     Command,
     HyperNode,
 )

@@ -39,6 +39,8 @@ NAMESPACED: Final = frozenset(
         "ReplicaSet",
         "StatefulSet",
         "Job.batch",
+        "JobFlow",
+        "JobTemplate",
     }
 )
 # Kubernetes' batch Job is kept apart from Volcano's Job (the same kind name).

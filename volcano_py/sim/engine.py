@@ -33,7 +33,7 @@ from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.registry import new_action
-from volcano_py.sim import job_ttl, node_usage
+from volcano_py.sim import job_ttl, jobflows, node_usage
 from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, revised, timestamp
 from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
@@ -215,6 +215,7 @@ class Simulation:
             self._request(job_key, request)
         self.workloads.sync()  # Deployment -> ReplicaSet -> pods in one go
         for _ in range(CONTROLLER_PASSES):
+            self._run_jobflows()
             self._pod_group_controller()
             if not self.job_requests:
                 break
@@ -223,6 +224,11 @@ class Simulation:
                 self._sync_requests(job_key, requests[job_key])
         for job_key in job_ttl.expired_jobs(self.cluster, self.now()):
             job_ttl.delete_job_and_dependents(self.cluster, job_key)
+
+    def _run_jobflows(self) -> None:
+        # Jobs made from templates are defaulted as the input's jobs are (mutate_job).
+        for job_key in jobflows.run_jobflows(self.cluster, self.now(), DEFAULT_SCHEDULER_NAME):
+            self._request(job_key, JobRequest(event="OutOfSync"))
 
     def now(self) -> dt.datetime:
         """The simulated wall clock."""

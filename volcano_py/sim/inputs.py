@@ -25,6 +25,8 @@ VOLCANO_KINDS: Final = {
     "PodGroup": "scheduling.volcano.sh/v1beta1",
     "Job": "batch.volcano.sh/v1alpha1",
     "CronJob": "batch.volcano.sh/v1alpha1",
+    "JobFlow": "flow.volcano.sh/v1alpha1",
+    "JobTemplate": "flow.volcano.sh/v1alpha1",
     "Command": "bus.volcano.sh/v1alpha1",
     "HyperNode": "topology.volcano.sh/v1alpha1",
 }
@@ -155,6 +157,41 @@ def _check_resource_quota(document: Document) -> dict[str, Any]:
     return obj
 
 
+def _warn(result: SimInput, message: str) -> None:
+    result.warnings.append(message)
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _check_flow_templates(
+    jobflows: Sequence[tuple[Document, dict[str, Any]]], objects: Sequence[Mapping[str, Any]]
+) -> None:
+    """Every flow names a JobTemplate of the input: live, a missing one may be created later
+    (the controller retries); here nothing comes later, so the flow would stall for ever."""
+    templates = {
+        (str(obj["metadata"].get("namespace") or "default"), str(obj["metadata"].get("name")))
+        for obj in objects
+        if obj.get("kind") == "JobTemplate"
+    }
+    for document, jobflow in jobflows:
+        namespace = str(jobflow["metadata"].get("namespace") or "default")
+        for index, flow in enumerate((jobflow.get("spec") or {}).get("flows") or []):
+            if (namespace, str(flow.get("name"))) not in templates:
+                raise document.error(
+                    f"spec.flows[{index}].name",
+                    f"no JobTemplate {namespace}/{flow.get('name')} in the input, so its job"
+                    " could never be created",
+                )
+
+
+def _ignored_fields(document: Document) -> list[str]:
+    """A JobFlow's probes and patches, which Volcano accepts and never reads."""
+    if document.kind != "JobFlow":
+        return []
+    from volcano_py.models.jobflow import JobFlow, ignored_fields
+
+    return ignored_fields(JobFlow.model_validate(document.obj))
+
+
 def _validate_volcano(document: Document) -> dict[str, Any]:
     from volcano_py.models.validation import ModelError, parse_object
 
@@ -223,6 +260,7 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
     nodes are defaulted in place: the returned objects are the documents' own."""
     result = SimInput()
     queues: list[tuple[Document, dict[str, Any]]] = []
+    jobflows: list[tuple[Document, dict[str, Any]]] = []
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
@@ -233,15 +271,15 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
                 print(f"warning: {note}", file=sys.stderr)
         elif kind in VOLCANO_KINDS:
             obj = _validate_volcano(document)
+            for problem in _ignored_fields(document):
+                _warn(result, f"{document.where}: {document.label}: {problem}")
             if kind == "CronJob":
-                # Running it needs simulated time (schedules), which simulate lacks yet.
-                message = (
-                    f"{document.where}: {document.label}: CronJob is validated but not run by"
-                    " simulate yet"
-                )
-                result.warnings.append(message)
-                print(f"warning: {message}", file=sys.stderr)
+                # Running it needs simulated schedules, which simulate lacks yet.
+                message = "CronJob is validated but not run by simulate yet"
+                _warn(result, f"{document.where}: {document.label}: {message}")
                 continue
+            if kind == "JobFlow":
+                jobflows.append((document, obj))
             if kind == "Queue":
                 queues.append((document, obj))
         elif kind in CORE_KINDS:
@@ -279,4 +317,5 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
             continue
         result.objects.append(obj)
     _check_queue_tree(queues)
+    _check_flow_templates(jobflows, result.objects)
     return result

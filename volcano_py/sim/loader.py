@@ -31,6 +31,8 @@ NAMESPACED_KINDS: Final = frozenset(
         "Secret",
         "Service",
         "NetworkPolicy",
+        "JobFlow",
+        "JobTemplate",
     }
 )
 

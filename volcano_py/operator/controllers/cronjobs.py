@@ -223,7 +223,9 @@ class CronJobController:
                 )
             # AlreadyExists: our watch has not delivered it yet; the next round finds it.
             raise RetryLater(str(error)) from None
-        self.store.apply(JOB.kind, "ADDED", created)
+        # Not put into the shared store here: the watch must deliver it as new, or the job
+        # controller, which hears of jobs through the store's changes, would never sync it.
+        # A round before the watch catches up meets AlreadyExists above and waits.
         return created
 
     async def _write_status(self, key: str, cronjob: Obj, new_status: Mapping[str, Any]) -> None:

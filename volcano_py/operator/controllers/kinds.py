@@ -12,6 +12,8 @@ __all__ = [
     "CONFIG_MAP",
     "CRONJOB",
     "JOB",
+    "JOBFLOW",
+    "JOBTEMPLATE",
     "NETWORK_POLICY",
     "PLUGIN_KINDS",
     "POD",
@@ -28,6 +30,14 @@ __all__ = [
 
 JOB: Final = ResourceKind("Job", "/apis/batch.volcano.sh/v1alpha1", "jobs", True)
 CRONJOB: Final = ResourceKind("CronJob", "/apis/batch.volcano.sh/v1alpha1", "cronjobs", True)
+# Optional: Volcano installs the flow CRDs with a separate chart; without them the JobFlow
+# controllers simply hear of nothing.
+JOBFLOW: Final = ResourceKind(
+    "JobFlow", "/apis/flow.volcano.sh/v1alpha1", "jobflows", True, optional=True
+)
+JOBTEMPLATE: Final = ResourceKind(
+    "JobTemplate", "/apis/flow.volcano.sh/v1alpha1", "jobtemplates", True, optional=True
+)
 COMMAND: Final = ResourceKind("Command", "/apis/bus.volcano.sh/v1alpha1", "commands", True)
 CONFIG_MAP: Final = ResourceKind("ConfigMap", "/api/v1", "configmaps", True)
 SERVICE: Final = ResourceKind("Service", "/api/v1", "services", True)
@@ -43,7 +53,7 @@ PERSISTENT_VOLUME_CLAIM: Final = ResourceKind(
 # (``sync_job``'s ``plugin_objects``), as the simulator hands them over.
 PLUGIN_KINDS: Final = (CONFIG_MAP, SERVICE, SECRET, NETWORK_POLICY)
 # Queues and PriorityClasses first: a Job's first sync finds its queue. CronJobs before Jobs:
-# a Job's first event finds the CronJob controlling it.
+# a Job's first event finds the CronJob controlling it (JobTemplates and JobFlows likewise).
 WATCHED_KINDS: Final = (
     QUEUE,
     PRIORITY_CLASS,
@@ -51,6 +61,8 @@ WATCHED_KINDS: Final = (
     POD_GROUP,
     POD,
     CRONJOB,
+    JOBTEMPLATE,
+    JOBFLOW,
     JOB,
     COMMAND,
 )

@@ -1,6 +1,6 @@
 """``volcano-py controllers`` as a process: one asyncio loop runs the informers (the
-scheduler's raw list+watch), the work queues of the job, PodGroup, queue, command and CronJob
-controllers, the Lease elector, the event recorder and the HTTP endpoints.
+scheduler's raw list+watch), the work queues of the job, PodGroup, queue, command, CronJob,
+JobFlow and JobTemplate controllers, the Lease elector, the event recorder and the HTTP endpoints.
 
 The controllers are I/O-bound (one ``sync_job`` is microseconds next to its writes), so unlike
 the scheduler there is no second thread. Work waits until every informer has listed once and,
@@ -24,6 +24,7 @@ from volcano_py.controllers.ownership import job_of_owner
 from volcano_py.operator.controllers.commands import CommandConsumer
 from volcano_py.operator.controllers.cronjobs import CronJobController
 from volcano_py.operator.controllers.job_ttl import JobTtlCollector
+from volcano_py.operator.controllers.jobflows import JobFlowController, JobTemplateController
 from volcano_py.operator.controllers.jobs import JobController
 from volcano_py.operator.controllers.kinds import PLUGIN_KINDS, WATCHED_KINDS
 from volcano_py.operator.controllers.podgroups import PodGroupController
@@ -57,6 +58,8 @@ class ControllersOptions:
     pod_group_workers: int = 2
     queue_workers: int = 2
     cronjob_workers: int = 3
+    # Upstream runs one worker each for JobFlows and JobTemplates (no flag).
+    jobflow_workers: int = 1
     gc_workers: int = 1
     events: str = "all"
     # Kinds not watched (feature gates off: VolcanoJobSupport -> Job, QueueCommandSync ->
@@ -87,6 +90,8 @@ class LiveControllers:
         self.queues: QueueController | None = None
         self.commands: CommandConsumer | None = None
         self.cronjobs: CronJobController | None = None
+        self.jobflows: JobFlowController | None = None
+        self.jobtemplates: JobTemplateController | None = None
         self._namespaced = {kind.kind: kind.namespaced for kind in WATCHED_KINDS}
 
     # ---- readiness
@@ -117,13 +122,19 @@ class LiveControllers:
         if not applied:
             return
         assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
-        assert self.cronjobs
+        assert self.cronjobs and self.jobflows and self.jobtemplates
         if kind == "Job":
             self.jobs.on_job(event_type, old, obj)
             self.job_ttl.on_job(event_type, object_key(obj), obj)
             self.cronjobs.on_job(event_type, old, obj)
+            self.jobflows.on_job(event_type, old, obj)
+            self.jobtemplates.on_job(event_type, old, obj)
         elif kind == "CronJob":
             self.cronjobs.on_cronjob(event_type, old, obj)
+        elif kind == "JobFlow":
+            self.jobflows.on_jobflow(event_type, old, obj)
+        elif kind == "JobTemplate":
+            self.jobtemplates.on_jobtemplate(event_type, old, obj)
         elif kind == "Pod":
             self.jobs.on_pod(event_type, old, obj)
             self.pod_groups.on_pod(event_type, obj)
@@ -165,10 +176,16 @@ class LiveControllers:
         self.cronjobs = CronJobController(
             api, self.store, recorder, workers=options.cronjob_workers, may_work=self.may_work
         )
+        self.jobflows = JobFlowController(
+            api, self.store, recorder, workers=options.jobflow_workers, may_work=self.may_work
+        )
+        self.jobtemplates = JobTemplateController(
+            api, self.store, workers=options.jobflow_workers, may_work=self.may_work
+        )
 
     def work_queues(self) -> list[Any]:
         assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
-        assert self.cronjobs
+        assert self.cronjobs and self.jobflows and self.jobtemplates
         return [
             self.jobs.queue,
             self.job_ttl.queue,
@@ -176,6 +193,8 @@ class LiveControllers:
             self.queues.queue,
             self.commands.queue,
             self.cronjobs.queue,
+            self.jobflows.queue,
+            self.jobtemplates.queue,
         ]
 
     # ---- the process

@@ -10,12 +10,16 @@ _WATCH: Final = frozenset({"list", "watch"})
 
 # (API group, resource, verbs) cluster-wide.
 CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
-    # patch: job forwarding annotations; create and delete: the CronJob controller's jobs;
-    # delete: ttlSecondsAfterFinished.
+    # patch: job forwarding annotations; create and delete: the CronJob and JobFlow
+    # controllers' jobs; delete: ttlSecondsAfterFinished.
     ("batch.volcano.sh", "jobs", frozenset({"list", "watch", "patch", "create", "delete"})),
     ("batch.volcano.sh", "jobs/status", frozenset({"update"})),
     ("batch.volcano.sh", "cronjobs", frozenset({"list", "watch"})),
     ("batch.volcano.sh", "cronjobs/status", frozenset({"update"})),
+    ("flow.volcano.sh", "jobflows", _WATCH),
+    ("flow.volcano.sh", "jobflows/status", frozenset({"update"})),
+    ("flow.volcano.sh", "jobtemplates", _WATCH),
+    ("flow.volcano.sh", "jobtemplates/status", frozenset({"update"})),
     ("bus.volcano.sh", "commands", frozenset({"list", "watch", "delete"})),
     ("", "pods", frozenset({"list", "watch", "create", "delete", "patch"})),
     ("", "events", frozenset({"create", "patch"})),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from volcano_py.operator.webhooks import (
     admit_cronjobs,
     admit_hypernodes,
+    admit_jobflows,
     admit_jobs,
     admit_podgroups,
     admit_queues,
@@ -47,6 +48,8 @@ ROUTES: tuple[Route, ...] = (
           ("CREATE",), False, admit_podgroups.validate),
     Route("/cronjobs/validate", "CronJob", "batch.volcano.sh", "v1alpha1", "cronjobs",
           ("CREATE", "UPDATE"), False, admit_cronjobs.validate),
+    Route("/jobflows/validate", "JobFlow", "flow.volcano.sh", "v1alpha1", "jobflows",
+          ("CREATE", "UPDATE"), False, admit_jobflows.validate),
     Route("/hypernodes/validate", "HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes",
           ("CREATE", "UPDATE"), False, admit_hypernodes.validate),
 )  # fmt: skip
