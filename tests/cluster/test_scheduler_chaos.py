@@ -191,10 +191,18 @@ def test_losing_the_lease_exits_non_zero(
 ) -> None:
     replica = start_scheduler(label="replica", extra=LEASE_FLAGS)
     replica.wait_ready()
-    lease = control_plane.request("GET", LEASE_PATH)
-    lease["spec"]["holderIdentity"] = "somebody-else"
-    lease["spec"]["leaseDurationSeconds"] = 60
-    control_plane.request("PUT", LEASE_PATH, lease)
+    # Taken over as another candidate would: read, write, and on a 409 (the holder renewed in
+    # between) read again.
+    for _attempt in range(20):
+        lease = control_plane.request("GET", LEASE_PATH)
+        lease["spec"]["holderIdentity"] = "somebody-else"
+        lease["spec"]["leaseDurationSeconds"] = 60
+        try:
+            control_plane.request("PUT", LEASE_PATH, lease)
+            break
+        except ApiError as error:
+            if error.status != 409:
+                raise
     deadline = time.monotonic() + 10
     while replica.alive and time.monotonic() < deadline:
         time.sleep(0.1)
