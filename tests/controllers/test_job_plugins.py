@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
 from typing import Any
 
 import pytest
@@ -24,8 +23,6 @@ from volcano_py.controllers.job_plugins import (
 )
 from volcano_py.controllers.job_status import JobStatus
 from volcano_py.controllers.job_types import JobChanges
-
-HAS_CRYPTOGRAPHY = importlib.util.find_spec("cryptography") is not None
 
 
 def _context(owner: dict[str, Any], **kwargs: Any) -> PluginContext:
@@ -258,20 +255,6 @@ def test_ssh_non_root_path_mounts_readable_keys() -> None:
     ]
 
 
-@pytest.mark.skipif(HAS_CRYPTOGRAPHY, reason="checks the behaviour without cryptography")
-def test_ssh_without_cryptography_warns_and_ships_only_the_config() -> None:
-    owner = job("job1", task("worker", 1))
-    context = _context(owner)
-    plugin = SshPlugin([])
-    plugin.on_job_add(context)
-    assert [e[1] for e in context.changes.events] == ["PluginError"]
-    assert list(context.changes.extra_objects[0]["data"]) == ["config"]
-    pod = _pod(owner)
-    plugin.on_pod_create(pod, context)
-    assert [i["key"] for i in pod["spec"]["volumes"][-1]["secret"]["items"]] == ["config"]
-
-
-@pytest.mark.skipif(not HAS_CRYPTOGRAPHY, reason="the cryptography package is not installed")
 def test_ssh_generates_an_rsa_key_pair() -> None:
     context = _context(job("job1", task("worker", 1)))
     SshPlugin([]).on_job_add(context)

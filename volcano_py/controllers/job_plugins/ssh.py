@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
-import importlib
-import importlib.util
 from collections.abc import Sequence
 from typing import Any, Final
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from volcano_py.controllers.job_plugins.base import (
     PluginContext,
@@ -16,21 +17,15 @@ from volcano_py.controllers.job_plugins.base import (
     task_host_names,
 )
 from volcano_py.controllers.raw import Raw, items, mapping, name, spec
-from volcano_py.controllers.vocabulary import EVENT_WARNING
 
 SSH_ABSOLUTE_PATH: Final = "/root/.ssh"
 SSH_RELATIVE_PATH: Final = ".ssh"
 SSH_KEYS: Final = ("id_rsa", "id_rsa.pub", "authorized_keys", "config")
 
 
-def generate_rsa_key_pair() -> tuple[str, str] | None:
-    """A fresh RSA-2048 key: (PKCS#1 PEM private key, ``ssh-rsa`` public line), or None when
-    the optional ``cryptography`` package is not installed."""
-    if not _rsa_available():
-        return None
-    # Imported by name: the package is optional and ships no stubs here.
-    serialization = importlib.import_module("cryptography.hazmat.primitives.serialization")
-    rsa = importlib.import_module("cryptography.hazmat.primitives.asymmetric.rsa")
+def generate_rsa_key_pair() -> tuple[str, str]:
+    """A fresh RSA-2048 key: (PKCS#1 PEM private key, ``ssh-rsa`` public line), as upstream's
+    ``generateRsaKey``."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     private = key.private_bytes(
         serialization.Encoding.PEM,
@@ -40,11 +35,7 @@ def generate_rsa_key_pair() -> tuple[str, str] | None:
     public = key.public_key().public_bytes(
         serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
     )
-    return str(private.decode()), str(public.decode()) + "\n"
-
-
-def _rsa_available() -> bool:
-    return importlib.util.find_spec("cryptography") is not None
+    return private.decode(), public.decode() + "\n"
 
 
 def ssh_config(job: Raw, port: int) -> str:
@@ -60,8 +51,7 @@ class SshPlugin:
     """Passwordless ssh between the job's pods: a Secret ``<job>-ssh`` with a key pair,
     ``authorized_keys`` and a ``config`` naming every pod, mounted at ``--ssh-key-file-path``.
 
-    Without user-supplied keys the pair is generated with the ``cryptography`` package; when
-    it is not installed the Secret holds only ``config`` and a Warning event says why.
+    Without user-supplied keys the pair is generated (the ``cryptography`` package).
     """
 
     name = "ssh"
@@ -86,12 +76,9 @@ class SshPlugin:
     def secret_name(self, job: Raw) -> str:
         return f"{name(job)}-{self.name}"
 
-    def _has_keys(self) -> bool:
-        return bool(self.private_key) or _rsa_available()
-
     def on_pod_create(self, pod: dict[str, Any], context: PluginContext) -> None:
         secret = self.secret_name(context.job)
-        keys = SSH_KEYS if self._has_keys() else ("config",)
+        keys = SSH_KEYS
         volume = {
             "name": secret,
             "secret": {
@@ -112,21 +99,10 @@ class SshPlugin:
             return
         data = {"config": ssh_config(context.job, self.port)}
         if self.private_key:
-            pair: tuple[str, str] | None = (self.private_key, self.public_key)
+            private, public = self.private_key, self.public_key
         else:
-            pair = generate_rsa_key_pair()
-        if pair is None:
-            context.changes.events.append(
-                (
-                    EVENT_WARNING,
-                    "PluginError",
-                    "ssh plugin: no key pair generated (the cryptography package is not "
-                    "installed); pass --ssh-private-key and --ssh-public-key",
-                )
-            )
-        else:
-            private, public = pair
-            data.update({"id_rsa": private, "id_rsa.pub": public, "authorized_keys": public})
+            private, public = generate_rsa_key_pair()
+        data.update({"id_rsa": private, "id_rsa.pub": public, "authorized_keys": public})
         encoded = {k: base64.b64encode(v.encode()).decode() for k, v in sorted(data.items())}
         context.create_if_missing(
             {
