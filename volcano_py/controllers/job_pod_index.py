@@ -115,9 +115,7 @@ class JobPods:
         if not self.unversioned:
             return self.by_task
         return {
-            task: {
-                name: pod for name, pod in pods.items() if JOB_VERSION_KEY in _annotations(pod)
-            }
+            task: {name: pod for name, pod in pods.items() if JOB_VERSION_KEY in _annotations(pod)}
             for task, pods in self.by_task.items()
         }
 

@@ -99,9 +99,7 @@ class InMemoryCluster:
     pod_index: JobPodIndex = field(default_factory=JobPodIndex)
     # kind -> namespace -> key -> object, for the namespaced kinds: a job's plugin objects
     # are looked up without a scan of every object of the kind.
-    _by_namespace: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(
-        default_factory=dict
-    )
+    _by_namespace: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(default_factory=dict)
     # uids and resourceVersions, as the API server stamps them (``--seed`` derives the uids).
     identities: Identities = field(default_factory=Identities)
 
