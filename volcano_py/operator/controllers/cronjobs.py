@@ -10,7 +10,7 @@ import asyncio
 import copy
 import logging
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from volcano_py.controllers.cronjob import (
@@ -22,29 +22,17 @@ from volcano_py.controllers.cronjob import (
 )
 from volcano_py.controllers.raw import controller_of, metadata, text, uid
 from volcano_py.operator.controllers.kinds import CRONJOB, JOB, namespaced_path
+from volcano_py.operator.controllers.objects import split_key, wall_clock, write_status
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
+from volcano_py.operator.informer import object_key
 from volcano_py.runtime.apiclient import ApiError
 
 log = logging.getLogger(__name__)
 
 Obj = Mapping[str, Any]
 SYNC = "sync"
-
-
-def _split(key: str) -> tuple[str, str]:
-    namespace, _, name = key.partition("/")
-    return namespace, name
-
-
-def _key(obj: Obj) -> str:
-    meta = metadata(obj)
-    return f"{text(meta.get('namespace')) or 'default'}/{text(meta.get('name'))}"
-
-
-def _wall_clock() -> datetime:
-    return datetime.now(UTC)
 
 
 class CronJobController:
@@ -56,7 +44,7 @@ class CronJobController:
         *,
         workers: int = 2,
         may_work: Callable[[], bool] = lambda: True,
-        clock: Callable[[], datetime] = _wall_clock,
+        clock: Callable[[], datetime] = wall_clock,
     ) -> None:
         self.api = api
         self.store = store
@@ -73,7 +61,7 @@ class CronJobController:
     # ------------------------------------------------------------------ events -> keys
 
     def on_cronjob(self, event_type: str, old: Obj | None, new: Obj) -> None:
-        key = _key(new)
+        key = object_key(new)
         if event_type == "DELETED":
             self._cancel_timer(key)
             return
@@ -84,7 +72,7 @@ class CronJobController:
             return
         delay = requeue_delay_on_update(old, new, self.clock())
         if delay is None:
-            namespace, name = _split(key)
+            namespace, name = split_key(key)
             schedule = text((new.get("spec") or {}).get("schedule"))
             self.recorder.record(
                 CRONJOB_KIND,
@@ -150,7 +138,7 @@ class CronJobController:
         if cronjob is None:
             self._cancel_timer(key)
             return
-        namespace, _name = _split(key)
+        namespace, _name = split_key(key)
         jobs = [job for _key, job in self.store.in_namespace(JOB.kind, namespace)]
 
         def lookup(job_name: str) -> Obj | None:
@@ -164,7 +152,7 @@ class CronJobController:
     async def apply(self, key: str, cronjob: Obj, changes: CronJobChanges) -> None:
         """Deletions, the new job, then (unless the sync failed, as upstream) the status;
         the events; the wake-up at the next schedule time, or a retry after a back-off."""
-        namespace, name = _split(key)
+        namespace, name = split_key(key)
         for deletion in changes.delete_jobs:
             await self._delete_job(
                 key, deletion.namespace or namespace, deletion.name, deletion.uid
@@ -174,7 +162,9 @@ class CronJobController:
             changes.record_created(created)
         status_changed = changes.status is not None and cronjob.get("status") != changes.status
         if changes.error is None and changes.status is not None and status_changed:
-            await self._write_status(key, cronjob, changes.status)
+            # Applied to the store at once: the next round sees the job in status.active even
+            # before the watch delivers it (no false OrphanedJob).
+            await write_status(self.api, self.store, CRONJOB, key, cronjob, changes.status)
         for event_type, reason, message in changes.events:
             self.recorder.record(CRONJOB_KIND, namespace, name, event_type, reason, message)
         if changes.error is not None:
@@ -193,7 +183,7 @@ class CronJobController:
         except ApiError as error:
             if error.not_found or error.conflict:
                 return
-            _, name = _split(key)
+            _, name = split_key(key)
             self.recorder.record(
                 CRONJOB_KIND,
                 namespace,
@@ -212,7 +202,7 @@ class CronJobController:
             if not error.conflict:
                 # Refused (the job webhook, a terminating namespace) or unreachable: said on
                 # the CronJob, retried after a back-off as upstream.
-                _, name = _split(key)
+                _, name = split_key(key)
                 self.recorder.record(
                     CRONJOB_KIND,
                     namespace,
@@ -227,17 +217,3 @@ class CronJobController:
         # controller, which hears of jobs through the store's changes, would never sync it.
         # A round before the watch catches up meets AlreadyExists above and waits.
         return created
-
-    async def _write_status(self, key: str, cronjob: Obj, new_status: Mapping[str, Any]) -> None:
-        updated = copy.deepcopy(dict(cronjob))
-        updated["status"] = copy.deepcopy(dict(new_status))
-        path = namespaced_path(CRONJOB, *_split(key)) + "/status"
-        try:
-            written = await self.api.request("PUT", path, updated)
-        except ApiError as error:
-            if error.not_found:
-                return
-            raise RetryLater(str(error)) from None
-        # Our own write, applied now, so the next round sees the job in status.active even
-        # before the watch delivers it (no false OrphanedJob).
-        self.store.apply(CRONJOB_KIND, "MODIFIED", written)

@@ -11,21 +11,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from volcano_py.controllers.job_ttl import expired, ttl_expiry
 from volcano_py.operator.controllers.kinds import JOB, object_path
+from volcano_py.operator.controllers.objects import wall_clock
 from volcano_py.operator.controllers.ports import ApiRequests
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
 from volcano_py.runtime.apiclient import ApiError
 
 log = logging.getLogger(__name__)
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class JobTtlCollector:
@@ -36,7 +33,7 @@ class JobTtlCollector:
         *,
         workers: int = 1,
         may_work: Callable[[], bool] = lambda: True,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = wall_clock,
     ) -> None:
         self.api = api
         self.store = store

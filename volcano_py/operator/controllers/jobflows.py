@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from volcano_py.controllers.jobflow import (
@@ -25,10 +25,11 @@ from volcano_py.controllers.jobflow import (
 )
 from volcano_py.controllers.raw import mapping, metadata, name, spec, status, text
 from volcano_py.operator.controllers.kinds import JOB, JOBFLOW, JOBTEMPLATE, namespaced_path
+from volcano_py.operator.controllers.objects import split_key, wall_clock, write_status
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
-from volcano_py.operator.informer import ResourceKind
+from volcano_py.operator.informer import object_key
 from volcano_py.runtime.apiclient import ApiError
 
 log = logging.getLogger(__name__)
@@ -37,39 +38,10 @@ Obj = Mapping[str, Any]
 SYNC = "sync"
 
 
-def _split(key: str) -> tuple[str, str]:
-    namespace, _, object_name = key.partition("/")
-    return namespace, object_name
-
-
-def _key(obj: Obj) -> str:
-    meta = metadata(obj)
-    return f"{text(meta.get('namespace')) or 'default'}/{text(meta.get('name'))}"
-
-
 def _same_version(old: Obj | None, new: Obj) -> bool:
     return old is not None and text(metadata(old).get("resourceVersion")) == text(
         metadata(new).get("resourceVersion")
     )
-
-
-def _wall_clock() -> datetime:
-    return datetime.now(UTC)
-
-
-async def _write_status(
-    api: ApiRequests, store: ObjectStore, kind: ResourceKind, key: str, obj: Obj, new: Obj
-) -> None:
-    """PUT the status subresource; our own write is applied to the store at once."""
-    updated = copy.deepcopy(dict(obj))
-    updated["status"] = copy.deepcopy(dict(new))
-    try:
-        written = await api.request("PUT", namespaced_path(kind, *_split(key)) + "/status", updated)
-    except ApiError as error:
-        if error.not_found:
-            return
-        raise RetryLater(str(error)) from None
-    store.apply(kind.kind, "MODIFIED", written)
 
 
 class JobFlowController:
@@ -81,7 +53,7 @@ class JobFlowController:
         *,
         workers: int = 1,
         may_work: Callable[[], bool] = lambda: True,
-        clock: Callable[[], datetime] = _wall_clock,
+        clock: Callable[[], datetime] = wall_clock,
     ) -> None:
         self.api = api
         self.store = store
@@ -100,13 +72,13 @@ class JobFlowController:
         if event_type == "DELETED":
             return
         if old is None or event_type == "ADDED":
-            self.queue.add(_key(new), SYNC)
+            self.queue.add(object_key(new), SYNC)
             return
         if _same_version(old, new):
             return
         phase = text(mapping(status(new).get("state")).get("phase"))
         if phase == SUCCEED and spec(new).get("jobRetainPolicy") == "delete":
-            self.queue.add(_key(new), SYNC)
+            self.queue.add(object_key(new), SYNC)
 
     def on_job(self, event_type: str, old: Obj | None, new: Obj) -> None:
         """``updateJob``: a job controlled by a JobFlow changed; its JobFlow is synced."""
@@ -124,7 +96,7 @@ class JobFlowController:
         jobflow = self.store.get(JOBFLOW_KIND, key)
         if jobflow is None:
             return  # deleted; its jobs go with it (owner references)
-        namespace, _name = _split(key)
+        namespace, _name = split_key(key)
         templates = {
             name(template): template
             for _key, template in self.store.in_namespace(JOBTEMPLATE_KIND, namespace)
@@ -136,7 +108,7 @@ class JobFlowController:
         await self.apply(key, jobflow, changes)
 
     async def apply(self, key: str, jobflow: Obj, changes: JobFlowChanges) -> None:
-        namespace, flow_name = _split(key)
+        namespace, flow_name = split_key(key)
         for deletion in changes.delete_jobs:
             await self._delete_job(deletion.namespace or namespace, deletion.name, deletion.uid)
         for job in changes.create_jobs:
@@ -147,7 +119,7 @@ class JobFlowController:
             log.info("JobFlow %s: %s", key, changes.error)
             raise RetryLater(changes.error)
         if changes.status is not None and changes.status != jobflow.get("status"):
-            await _write_status(self.api, self.store, JOBFLOW, key, jobflow, changes.status)
+            await write_status(self.api, self.store, JOBFLOW, key, jobflow, changes.status)
             # Upstream's updateJobFlow hears this write and syncs again to delete the jobs;
             # the store already holds our write, so its watch event is not news here.
             phase = text(mapping(changes.status.get("state")).get("phase"))
@@ -176,7 +148,7 @@ class JobFlowController:
         except ApiError as error:
             if error.conflict:
                 return  # AlreadyExists: upstream carries on; the watch delivers it
-            _, flow_name = _split(key)
+            _, flow_name = split_key(key)
             self.recorder.record(
                 JOBFLOW_KIND, namespace, flow_name, "Warning", "FailedCreate",
                 f"Failed to create job {text(metadata(job).get('name'))}: {error.message}",
@@ -204,7 +176,7 @@ class JobTemplateController:
     def on_jobtemplate(self, event_type: str, old: Obj | None, new: Obj) -> None:
         """``addJobTemplate``: only a new template is synced."""
         if event_type == "ADDED" or (old is None and event_type != "DELETED"):
-            self.queue.add(_key(new), SYNC)
+            self.queue.add(object_key(new), SYNC)
 
     def on_job(self, event_type: str, old: Obj | None, new: Obj) -> None:
         """``addJob``: a new job labelled as made from a template syncs that template."""
@@ -218,8 +190,8 @@ class JobTemplateController:
         template = self.store.get(JOBTEMPLATE_KIND, key)
         if template is None:
             return
-        namespace, _name = _split(key)
+        namespace, _name = split_key(key)
         jobs = [job for _key, job in self.store.in_namespace(JOB.kind, namespace)]
         new_status = job_template_status(template, jobs)
         if new_status is not None and new_status != template.get("status"):
-            await _write_status(self.api, self.store, JOBTEMPLATE, key, template, new_status)
+            await write_status(self.api, self.store, JOBTEMPLATE, key, template, new_status)

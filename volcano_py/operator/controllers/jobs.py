@@ -43,6 +43,7 @@ from volcano_py.operator.controllers.kinds import (
     namespaced_path,
     object_path,
 )
+from volcano_py.operator.controllers.objects import split_key
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.store import ObjectStore
 from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
@@ -58,11 +59,6 @@ Obj = Mapping[str, Any]
 class _Pending:
     action: DelayedAction
     timer: asyncio.TimerHandle
-
-
-def _split(key: str) -> tuple[str, str]:
-    namespace, _, name = key.partition("/")
-    return namespace, name
 
 
 def _cancelled_by(request: JobRequest, action: DelayedAction) -> bool:
@@ -198,7 +194,7 @@ class JobController:
             self.refused[job_key] = version
             message = "; ".join(problems)
             log.error("Job %s refused: %s", job_key, message)
-            namespace, name = _split(job_key)
+            namespace, name = split_key(job_key)
             self.recorder.record("Job", namespace, name, "Warning", "InvalidJob", message)
         return None
 
@@ -217,7 +213,7 @@ class JobController:
         mutated = self._admitted(job_key, job)
         if mutated is None:
             return None
-        namespace, _name = _split(job_key)
+        namespace, _name = split_key(job_key)
         state_only = sync_depends_only_on_state(mutated, request)
         if state_only and quiet is not None:
             for event_type, reason, message in quiet:
@@ -283,7 +279,7 @@ class JobController:
     async def apply(self, job_key: str, job: Obj, changes: JobChanges) -> None:
         """In ``JobChanges``' order: PodGroup, plugin objects, marks, deletions, pods,
         object deletions, PodGroup deletion, job annotations, status; then Events."""
-        namespace, name = _split(job_key)
+        namespace, name = split_key(job_key)
         if changes.pod_group is not None:
             await self._put_pod_group(changes.pod_group)
         for obj in changes.extra_objects:
@@ -343,7 +339,7 @@ class JobController:
                 raise
             # Refused for good (a bad template, a quota): the user's to fix; not retried.
             log.error("Job %s: cannot create pod %s: %s", job_key, pod_name, error)
-            _, name = _split(job_key)
+            _, name = split_key(job_key)
             self.recorder.record(
                 "Job", namespace, name, "Warning", "FailedCreatePodSandBox", error.message
             )
@@ -401,7 +397,7 @@ class JobController:
     async def _write_status(self, job_key: str, job: Obj, new_status: Mapping[str, Any]) -> None:
         updated = copy.deepcopy(dict(job))
         updated["status"] = copy.deepcopy(dict(new_status))
-        path = namespaced_path(JOB, *_split(job_key)) + "/status"
+        path = namespaced_path(JOB, *split_key(job_key)) + "/status"
         try:
             written = await self.api.request("PUT", path, updated)
         except ApiError as error:
