@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from volcano_py.controllers.job_status import is_job_finished
 from volcano_py.controllers.job_ttl import (
     TtlError,
     expired,
     finish_and_expire_time,
-    is_job_finished,
     needs_cleanup,
     time_left,
     ttl_expiry,

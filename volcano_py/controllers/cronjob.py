@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from volcano_py.api.cronschedule import Schedule, ScheduleError, load_time_zone, parse_standard
+from volcano_py.controllers.job_status import is_job_finished, state_phase
 from volcano_py.controllers.raw import (
     Raw,
     controller_of,
@@ -46,8 +47,6 @@ SCHEDULED_TIMESTAMP_ANNOTATION: Final = "volcano.sh/cronjob-scheduled-timestamp"
 NEXT_SCHEDULE_DELTA: Final = timedelta(milliseconds=100)
 """Padding on every requeue, for clock skew between the controller and the API server."""
 TOO_MANY_MISSED: Final = 100
-FINISHED_PHASES: Final = frozenset({"Completed", "Failed", "Terminated"})
-
 JobLookup = Callable[[str], Raw | None]
 
 
@@ -310,14 +309,6 @@ def cronjob_of_job(job: Raw) -> str | None:
     return f"{namespace(job) or 'default'}/{text(owner.get('name'))}"
 
 
-def job_phase(job: Raw) -> str:
-    return text(mapping(status(job).get("state")).get("phase"))
-
-
-def is_job_finished(job: Raw) -> bool:
-    return job_phase(job) in FINISHED_PHASES
-
-
 def creation_order(jobs: Sequence[Raw]) -> list[Raw]:
     """``byJobCreationTimestamp``: oldest first, jobs without a creation time last, equal
     times by name."""
@@ -380,7 +371,7 @@ def _process_finished_jobs(sync: _Sync, owned: Sequence[Raw]) -> None:
                 EVENT_NORMAL, "SawCompletedJob", f"Saw completed job: {name(job)} in active, remove"
             )
             sync.update_status = True
-        phase = job_phase(job)
+        phase = state_phase(job)
         if phase == "Completed":
             finished_text = text(mapping(status(job).get("state")).get("lastTransitionTime"))
             finished_at = _time(finished_text)

@@ -15,7 +15,13 @@ from typing import Final
 from volcano_py.controllers.job_podgroup import task_min_available, tasks_of
 from volcano_py.controllers.job_status import JobStatus
 from volcano_py.controllers.raw import Raw, integer, optional_int, spec, text
-from volcano_py.controllers.vocabulary import POD_FAILED, POD_SUCCEEDED, Action, JobPhase
+from volcano_py.controllers.vocabulary import (
+    FINISHED_JOB_PHASES,
+    POD_FAILED,
+    POD_SUCCEEDED,
+    Action,
+    JobPhase,
+)
 
 UpdateStatus = Callable[[JobStatus], bool]
 
@@ -26,7 +32,6 @@ RETAIN_SOFT: Final[frozenset[str]] = frozenset({POD_SUCCEEDED, POD_FAILED})
 _TARGETED_RESTARTS: Final = frozenset(
     {Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION}
 )
-_FINISHED: Final = frozenset({JobPhase.COMPLETED, JobPhase.TERMINATED, JobPhase.FAILED})
 
 
 class Procedure(StrEnum):
@@ -181,7 +186,7 @@ def plan(job: Raw, phase: str, action: str) -> Step:
         return Step(Procedure.KILL_JOB, drain_to(JobPhase.COMPLETED), RETAIN_SOFT)
     if phase == JobPhase.TERMINATING:
         return Step(Procedure.KILL_JOB, drain_to(JobPhase.TERMINATED), RETAIN_SOFT)
-    if phase in _FINISHED:
+    if phase in FINISHED_JOB_PHASES:
         # A finished job keeps its finished pods and lets nothing else run.
         return Step(Procedure.KILL_JOB, None, RETAIN_SOFT)
     return _kill_or_restart(action) or Step(Procedure.SYNC, pending_update(job))

@@ -13,6 +13,7 @@ from typing import Any
 
 from volcano_py.controllers.raw import Raw, integer, items, mapping, text
 from volcano_py.controllers.vocabulary import (
+    FINISHED_JOB_PHASES,
     POD_FAILED,
     POD_PENDING,
     POD_RUNNING,
@@ -21,6 +22,16 @@ from volcano_py.controllers.vocabulary import (
 )
 
 _COUNTED_PHASES = (POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED)
+
+
+def state_phase(obj: Raw) -> str:
+    """``status.state.phase`` of a Volcano Job (or JobFlow): '' when it has none yet."""
+    return text(mapping(mapping(obj.get("status")).get("state")).get("phase"))
+
+
+def is_job_finished(job: Raw) -> bool:
+    """Completed, Failed or Terminated."""
+    return state_phase(job) in FINISHED_JOB_PHASES
 
 
 @dataclass(slots=True)

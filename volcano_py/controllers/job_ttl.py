@@ -11,8 +11,8 @@ deletion with their own clock.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Final
 
+from volcano_py.controllers.job_status import is_job_finished
 from volcano_py.controllers.raw import (
     Raw,
     is_deleting,
@@ -26,19 +26,9 @@ from volcano_py.controllers.raw import (
 )
 from volcano_py.controllers.timefmt import parse_timestamp
 
-FINISHED_PHASES: Final = frozenset({"Completed", "Failed", "Terminated"})
-
 
 class TtlError(ValueError):
     """A finished job whose finish time cannot be read (upstream logs and retries)."""
-
-
-def job_phase(job: Raw) -> str:
-    return text(mapping(status(job).get("state")).get("phase"))
-
-
-def is_job_finished(job: Raw) -> bool:
-    return job_phase(job) in FINISHED_PHASES
 
 
 def needs_cleanup(job: Raw) -> bool:

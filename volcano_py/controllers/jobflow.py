@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from volcano_py.controllers.job_status import state_phase
 from volcano_py.controllers.raw import (
     Raw,
     controller_reference,
@@ -180,10 +181,6 @@ def _end_time(job: Raw) -> str | None:
     return format_time(created + timedelta(microseconds=nanos // 1_000))
 
 
-def _phase(job: Raw) -> str:
-    return text(mapping(status(job).get("state")).get("phase"))
-
-
 # -- the status (getAllJobStatus, getRunningHistories) ------------------------------------------
 
 
@@ -192,7 +189,7 @@ def running_histories(
 ) -> list[dict[str, Any]]:
     """``getRunningHistories``: the job's phase history; a new entry (the previous one closed
     at ``now``) when its phase changed since the last sync."""
-    phase = _phase(job)
+    phase = state_phase(job)
     moment = format_time(now)
     for entry in job_status_list:
         if text(entry.get("name")) != name(job) or entry.get("runningHistories") is None:
@@ -207,8 +204,8 @@ def running_histories(
 
 def _job_status(job: Raw, histories: list[dict[str, Any]]) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": name(job)}
-    if _phase(job):
-        entry["state"] = _phase(job)
+    if state_phase(job):
+        entry["state"] = state_phase(job)
     created = text(metadata(job).get("creationTimestamp"))
     if created:
         entry["startTimestamp"] = created
@@ -225,8 +222,8 @@ def _job_status(job: Raw, histories: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _condition(job: Raw) -> dict[str, Any]:
     condition: dict[str, Any] = {}
-    if _phase(job):
-        condition["phase"] = _phase(job)
+    if state_phase(job):
+        condition["phase"] = state_phase(job)
     created = text(metadata(job).get("creationTimestamp"))
     if created:
         condition["createTime"] = created
@@ -246,7 +243,7 @@ def all_job_status(jobflow: Raw, owned: Sequence[Raw], now: datetime) -> dict[st
     lists: dict[str, list[str]] = {key: [] for key in _STATUS_LISTS}
     conditions: dict[str, Any] = {}
     for job in owned:
-        phase = _phase(job)
+        phase = state_phase(job)
         if phase in _LISTED_JOB_PHASES:
             listed = _LISTED_JOB_PHASES[phase]
             if listed is not None:
@@ -320,7 +317,7 @@ def _dependencies_met(jobflow: Raw, flow: Raw, jobs_by_name: Mapping[str, Raw]) 
     """``judge``: every target's job exists and is Completed."""
     for target in items(mapping(flow.get("dependsOn")).get("targets")):
         job = jobs_by_name.get(job_name(name(jobflow), text(target)))
-        if job is None or _phase(job) != "Completed":
+        if job is None or state_phase(job) != "Completed":
             return False
     return True
 
@@ -334,7 +331,7 @@ def sync_jobflow(
     """One round of upstream's ``handleJobFlow`` for a JobFlow. ``templates`` are the
     JobTemplates of its namespace by name, ``jobs`` the Jobs of its namespace."""
     changes = JobFlowChanges()
-    phase = text(mapping(status(jobflow).get("state")).get("phase"))
+    phase = state_phase(jobflow)
     if phase not in ("", PENDING, RUNNING, SUCCEED, FAILED, TERMINATING):
         changes.error = f"jobflow {name(jobflow)} state {phase} is invalid"
         return changes

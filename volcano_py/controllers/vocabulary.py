@@ -89,6 +89,10 @@ class JobPhase(StrEnum):
     FAILED = "Failed"
 
 
+# A job in one of these phases runs no more (a CronJob's history, the TTL collector).
+FINISHED_JOB_PHASES: Final = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED})
+
+
 class QueueState(StrEnum):
     OPEN = "Open"
     CLOSED = "Closed"

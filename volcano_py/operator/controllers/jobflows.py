@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from volcano_py.controllers.job_status import state_phase
 from volcano_py.controllers.jobflow import (
     JOBFLOW_KIND,
     JOBTEMPLATE_KIND,
@@ -23,7 +24,7 @@ from volcano_py.controllers.jobflow import (
     sync_jobflow,
     template_of_job,
 )
-from volcano_py.controllers.raw import mapping, metadata, name, spec, status, text
+from volcano_py.controllers.raw import mapping, metadata, name, spec, text
 from volcano_py.operator.controllers.kinds import JOB, JOBFLOW, JOBTEMPLATE, namespaced_path
 from volcano_py.operator.controllers.objects import split_key, wall_clock, write_status
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
@@ -76,7 +77,7 @@ class JobFlowController:
             return
         if _same_version(old, new):
             return
-        phase = text(mapping(status(new).get("state")).get("phase"))
+        phase = state_phase(new)
         if phase == SUCCEED and spec(new).get("jobRetainPolicy") == "delete":
             self.queue.add(object_key(new), SYNC)
 
