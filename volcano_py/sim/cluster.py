@@ -17,6 +17,7 @@ from typing import Any, Final
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import DEFAULT_QUEUE, ROOT_QUEUE
+from volcano_py.cache.cache import KINDS as CACHE_KINDS
 from volcano_py.controllers.job_pod_index import JobPodIndex
 from volcano_py.sim.identity import Identities
 from volcano_py.sim.kubelet import mark_scheduled
@@ -45,19 +46,6 @@ NAMESPACED: Final = frozenset(
 )
 # Kubernetes' batch Job is kept apart from Volcano's Job (the same kind name).
 BATCH_JOB: Final = "Job.batch"
-# Kinds the scheduler cache watches.
-CACHE_KINDS: Final = frozenset(
-    {
-        "Pod",
-        "Node",
-        "PodGroup",
-        "Queue",
-        "HyperNode",
-        "PriorityClass",
-        "PodDisruptionBudget",
-        "ResourceQuota",
-    }
-)
 
 
 @functools.lru_cache(maxsize=256)
@@ -140,7 +128,7 @@ class InMemoryCluster:
             yield key, store[key]
 
     def _notify(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> None:
-        if kind in CACHE_KINDS:
+        if kind in CACHE_KINDS:  # what the scheduler cache watches
             self.watch(kind, event_type, obj)
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
