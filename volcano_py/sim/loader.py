@@ -19,22 +19,7 @@ from typing import Any, Final
 
 import yaml
 
-NAMESPACED_KINDS: Final = frozenset(
-    {
-        "Pod",
-        "PodGroup",
-        "Job",
-        "Command",
-        "PodDisruptionBudget",
-        "ResourceQuota",
-        "ConfigMap",
-        "Secret",
-        "Service",
-        "NetworkPolicy",
-        "JobFlow",
-        "JobTemplate",
-    }
-)
+from volcano_py.sim.cluster import NAMESPACED
 
 
 class SimInputError(ValueError):
@@ -64,7 +49,7 @@ class Document:
         meta = self.obj.get("metadata") or {}
         name = meta.get("name", "<unnamed>") if isinstance(meta, Mapping) else "<unnamed>"
         namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
-        if not namespace and self.kind in NAMESPACED_KINDS:
+        if not namespace and self.kind in NAMESPACED:
             namespace = "default"
         return f"{self.kind} {namespace}/{name}" if namespace else f"{self.kind} {name}"
 
