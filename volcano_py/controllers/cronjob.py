@@ -38,11 +38,9 @@ from volcano_py.controllers.raw import (
     uid,
 )
 from volcano_py.controllers.timefmt import parse_timestamp
-from volcano_py.controllers.vocabulary import EVENT_NORMAL, EVENT_WARNING
+from volcano_py.controllers.vocabulary import BATCH_API_VERSION, EVENT_NORMAL, EVENT_WARNING
 
-API_VERSION: Final = "batch.volcano.sh/v1alpha1"
 CRONJOB_KIND: Final = "CronJob"
-JOB_KIND: Final = "Job"
 SCHEDULED_TIMESTAMP_ANNOTATION: Final = "volcano.sh/cronjob-scheduled-timestamp"
 NEXT_SCHEDULE_DELTA: Final = timedelta(milliseconds=100)
 """Padding on every requeue, for clock skew between the controller and the API server."""
@@ -246,14 +244,14 @@ def job_from_template(cronjob: Raw, scheduled: datetime) -> dict[str, Any]:
     zone = load_time_zone(text(spec(cronjob).get("timeZone")))
     annotations[SCHEDULED_TIMESTAMP_ANNOTATION] = format_time(scheduled.astimezone(zone))
     return {
-        "apiVersion": API_VERSION,
-        "kind": JOB_KIND,
+        "apiVersion": BATCH_API_VERSION,
+        "kind": "Job",
         "metadata": {
             "name": job_name(cronjob, scheduled),
             "namespace": namespace(cronjob),
             "labels": {str(k): str(v) for k, v in mapping(template_meta.get("labels")).items()},
             "annotations": annotations,
-            "ownerReferences": [controller_reference(cronjob, API_VERSION, CRONJOB_KIND)],
+            "ownerReferences": [controller_reference(cronjob, BATCH_API_VERSION, CRONJOB_KIND)],
         },
         "spec": deep_copy(mapping(template.get("spec"))),
     }
@@ -262,8 +260,8 @@ def job_from_template(cronjob: Raw, scheduled: datetime) -> dict[str, Any]:
 def job_reference(job: Raw) -> dict[str, Any]:
     """``getRef``: the ``status.active`` entry of a job."""
     reference = {
-        "apiVersion": API_VERSION,
-        "kind": JOB_KIND,
+        "apiVersion": BATCH_API_VERSION,
+        "kind": "Job",
         "name": name(job),
         "namespace": namespace(job),
         "uid": uid(job),
@@ -302,7 +300,7 @@ def cronjob_of_job(job: Raw) -> str | None:
     """The key (namespace/name) of the CronJob controlling ``job`` (``isControlledBy``'s
     first half), so a job's events requeue its CronJob."""
     owner = controller_of(job)
-    if owner is None or text(owner.get("apiVersion")) != API_VERSION:
+    if owner is None or text(owner.get("apiVersion")) != BATCH_API_VERSION:
         return None
     if text(owner.get("kind")) != CRONJOB_KIND:
         return None

@@ -33,12 +33,11 @@ from volcano_py.controllers.raw import (
     uid,
 )
 from volcano_py.controllers.timefmt import parse_go_duration, parse_timestamp
+from volcano_py.controllers.vocabulary import BATCH_API_VERSION
 
 FLOW_API_VERSION: Final = "flow.volcano.sh/v1alpha1"
 JOBFLOW_KIND: Final = "JobFlow"
 JOBTEMPLATE_KIND: Final = "JobTemplate"
-JOB_API_VERSION: Final = "batch.volcano.sh/v1alpha1"
-JOB_KIND: Final = "Job"
 CREATED_BY_JOB_TEMPLATE: Final = "volcano.sh/createdByJobTemplate"
 CREATED_BY_JOB_FLOW: Final = "volcano.sh/createdByJobFlow"
 
@@ -145,8 +144,8 @@ def job_from_template(jobflow: Raw, template: Raw, flow_name: str) -> dict[str, 
         CREATED_BY_JOB_FLOW: object_string(namespace(jobflow), name(jobflow)),
     }
     return {
-        "apiVersion": JOB_API_VERSION,
-        "kind": JOB_KIND,
+        "apiVersion": BATCH_API_VERSION,
+        "kind": "Job",
         "metadata": {
             "name": job_name(name(jobflow), flow_name),
             "namespace": namespace(jobflow),
