@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -172,3 +173,15 @@ def format_resource_names(prefix: str, verb: str, names: Iterable[str]) -> str:
     if not parts:
         return prefix
     return f"{prefix}: {', '.join(parts)}"
+
+
+# Every message warn_once has logged in this process.
+_warned_messages: set[str] = set()
+
+
+def warn_once(logger: logging.Logger, message: str) -> None:
+    """Log ``message`` as a warning the first time this process meets it: a plugin is built
+    anew every session, and a problem with its configuration is said once, not every cycle."""
+    if message not in _warned_messages:
+        _warned_messages.add(message)
+        logger.warning("%s", message)

@@ -52,6 +52,7 @@ from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import PredicateFn
 from volcano_py.framework.session import Session
 from volcano_py.models.duration import DurationError, parse_duration
+from volcano_py.plugins._plugin_helpers import warn_once
 from volcano_py.plugins.extender import wire
 from volcano_py.plugins.extender.client import ExtenderClient, ExtenderError, client_for
 
@@ -94,14 +95,9 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
     {URL_PREFIX, HTTP_TIMEOUT, IGNORABLE, MANAGED_RESOURCES, *VERBS}
 )
 
-_warned: set[str] = set()
-
 
 def _warn_once(message: str) -> None:
-    # The plugin is built every session; a configuration problem is reported once.
-    if message not in _warned:
-        _warned.add(message)
-        log.warning("%s: %s", PLUGIN_NAME, message)
+    warn_once(log, f"{PLUGIN_NAME}: {message}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.session import Session
 from volcano_py.models.duration import DurationError, parse_duration
+from volcano_py.plugins._plugin_helpers import warn_once
 from volcano_py.plugins.rescheduling.low_node_utilization import (
     STRATEGY_NAME as LOW_NODE_UTILIZATION,
 )
@@ -56,14 +57,9 @@ LAST_RUN: Final = "rescheduling.lastRescheduleTime"
 ARGUMENTS: Final[frozenset[str]] = frozenset({"interval", "metricsPeriod", "strategies"})
 KNOWN_STRATEGIES: Final = frozenset({LOW_NODE_UTILIZATION})
 
-_warned: set[str] = set()
-
 
 def _warn_once(message: str) -> None:
-    # The plugin is built every session; a configuration problem is reported once.
-    if message not in _warned:
-        _warned.add(message)
-        log.warning("%s: %s", PLUGIN_NAME, message)
+    warn_once(log, f"{PLUGIN_NAME}: {message}")
 
 
 @dataclass(frozen=True, slots=True)

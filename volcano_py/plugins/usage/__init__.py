@@ -45,6 +45,7 @@ from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import NodeMask
 from volcano_py.framework.session import Session
 from volcano_py.models.duration import DurationError, parse_duration
+from volcano_py.plugins._plugin_helpers import warn_once
 from volcano_py.plugins.usage.estimator import (
     calc_applied_risk_factor,
     calc_composite_utilization,
@@ -79,14 +80,9 @@ ESTIMATOR_KEYS: Final = frozenset(
     {"request_ratio", "burst_ratio", "risk_threshold", "risk_factor", "be_cpu", "be_mem"}
 )
 
-_warned: set[str] = set()
-
 
 def _warn_once(message: str) -> None:
-    # The plugin is built every session; a configuration problem is reported once.
-    if message not in _warned:
-        _warned.add(message)
-        log.warning("%s", message)
+    warn_once(log, message)
 
 
 @dataclass(slots=True)
