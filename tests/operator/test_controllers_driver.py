@@ -401,3 +401,24 @@ def test_a_burst_of_pod_events_costs_one_sync_not_one_each(
     assert slow_syncs >= 40
     assert fast.api.objects == slow.api.objects
     assert fast.events.recorded == slow.events.recorded
+
+
+def test_a_status_the_job_controller_writes_is_told_to_the_other_job_followers() -> None:
+    """The controller applies its own status write to the store, so the watch event of that
+    version is no news there: what else follows Jobs (CronJob, JobFlow, TTL) hears of it
+    through ``on_status_written``, with the version it replaced."""
+    told: list[tuple[str, str]] = []
+
+    async def scenario() -> None:
+        h = Harness()
+        h.jobs.on_status_written = lambda old, new: told.append(
+            (
+                ((old or {}).get("status") or {}).get("state", {}).get("phase", ""),
+                new["status"]["state"]["phase"],
+            )
+        )
+        h.add_job(job())
+        await h.drain()
+
+    run(scenario())
+    assert told == [("", "Pending")]

@@ -80,12 +80,17 @@ class JobController:
         workers: int = 4,
         may_work: Callable[[], bool] = lambda: True,
         clock: Callable[[], str] = rfc3339,
+        on_status_written: Callable[[Obj | None, Obj], None] = lambda old, new: None,
     ) -> None:
         self.api = api
         self.store = store
         self.recorder = recorder
         self.scheduler_name = scheduler_name
         self.clock = clock
+        # Told of every status this controller writes and applies to the store itself: the
+        # watch event of that version is then no news to the store, so whoever else follows
+        # Jobs (CronJob, JobFlow, TTL) hears of it here or never.
+        self.on_status_written = on_status_written
         self.queue: KeyedWorkQueue[JobRequest] = KeyedWorkQueue(
             "job", self._handle, workers=workers, may_work=may_work
         )
@@ -409,6 +414,7 @@ class JobController:
         applied, old = self.store.apply("Job", "MODIFIED", written)
         if not applied:
             return
+        self.on_status_written(old, written)
         follow_up = job_request_for_job_change(old, written)
         if follow_up is not None:
             self.request(job_key, follow_up)

@@ -125,10 +125,7 @@ class LiveControllers:
         assert self.cronjobs and self.jobflows and self.jobtemplates
         if kind == "Job":
             self.jobs.on_job(event_type, old, obj)
-            self.job_ttl.on_job(event_type, object_key(obj), obj)
-            self.cronjobs.on_job(event_type, old, obj)
-            self.jobflows.on_job(event_type, old, obj)
-            self.jobtemplates.on_job(event_type, old, obj)
+            self._job_changed(event_type, old, obj)
         elif kind == "CronJob":
             self.cronjobs.on_cronjob(event_type, old, obj)
         elif kind == "JobFlow":
@@ -146,6 +143,17 @@ class LiveControllers:
         elif kind == "Command":
             self.commands.on_command(event_type, object_key(obj))
 
+    def _job_changed(
+        self, event_type: str, old: Mapping[str, Any] | None, obj: Mapping[str, Any]
+    ) -> None:
+        """A Job changed, seen by its watch or written by the job controller: what follows
+        Jobs besides that controller hears of it."""
+        assert self.job_ttl and self.cronjobs and self.jobflows and self.jobtemplates
+        self.job_ttl.on_job(event_type, object_key(obj), obj)
+        self.cronjobs.on_job(event_type, old, obj)
+        self.jobflows.on_job(event_type, old, obj)
+        self.jobtemplates.on_job(event_type, old, obj)
+
     def build(self, api: ApiRequests, recorder: EventRecorder) -> None:
         """The controllers over ``api`` (a fake one in the unit tests)."""
         options = self.options
@@ -156,6 +164,7 @@ class LiveControllers:
             scheduler_name=options.scheduler_names[0],
             workers=options.job_workers,
             may_work=self.may_work,
+            on_status_written=lambda old, new: self._job_changed("MODIFIED", old, new),
         )
         self.job_ttl = JobTtlCollector(
             api, self.store, workers=options.gc_workers, may_work=self.may_work
