@@ -189,9 +189,14 @@ def test_controllers_switches_act() -> None:
     assert not controllers_cli.enabled_controllers("+gc-controller")["job-controller"]
     with pytest.raises(ValueError, match="turns off job-controller"):
         controllers_cli._check_controllers("*,-job-controller")
-    # jobflow- and jobtemplate-controller run here now; hyperNode-controller does not.
+    # jobflow-, jobtemplate- and hyperNode-controller run here now; sharding does not.
     assert controllers_cli._check_controllers("*,+jobflow-controller") == []
-    assert controllers_cli._check_controllers("*,+hyperNode-controller") == ["hyperNode-controller"]
+    assert controllers_cli._check_controllers("*,+hyperNode-controller") == []
+    assert controllers_cli._check_controllers("*,+sharding-controller") == ["sharding-controller"]
+    # hyperNode-controller may be turned off (upstream's chart does in its standalone mode).
+    assert controllers_cli._check_controllers("*,-hyperNode-controller") == []
+    switches = controllers_cli.enabled_controllers("*,-hyperNode-controller")
+    assert not switches["hyperNode-controller"]
     with pytest.raises(ValueError, match="turns off jobflow-controller"):
         controllers_cli._check_controllers("*,-jobflow-controller")
 

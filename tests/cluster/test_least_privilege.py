@@ -430,11 +430,12 @@ def test_controllers_service_account_has_what_it_needs_and_no_more(
     volcano = "scheduling.volcano.sh"
     assert_denied(identity, [
         *denials_for_everyone(kube_system_secrets=False),
-        # Binding is the scheduler's: no pods/binding, no pod status, no node at all.
+        # Binding is the scheduler's: no pods/binding, no pod status. Nodes are read (their
+        # labels, by hyperNode-controller's label discovery), never written.
         ("create", "", "pods/binding", None),
         *[(v, "", "pods/status", None) for v in ("update", "patch")],
         ("update", "", "pods", None), ("deletecollection", "", "pods", None),
-        *[(v, "", "nodes", "") for v in ("get", "list", "watch")],
+        *[(v, "", "nodes", "") for v in ("get", "update", "patch", "delete")],
         ("update", "", "nodes/status", None),
         # Queues are the users' (and the scheduler's root/default): no create or delete.
         *[(v, volcano, "queues", None) for v in ("create", "update", "delete")],
@@ -442,7 +443,8 @@ def test_controllers_service_account_has_what_it_needs_and_no_more(
         ("update", "batch.volcano.sh", "jobs", None),
         *[(v, "batch.volcano.sh", "cronjobs", None) for v in ("create", "update", "delete")],
         *[(v, "bus.volcano.sh", "commands", None) for v in ("create", "update")],
-        *[(v, "topology.volcano.sh", "hypernodes", None) for v in ("create", "delete")],
+        # HyperNodes: discovery writes whole objects (update), never patches.
+        ("patch", "topology.volcano.sh", "hypernodes", None),
         # Leases: its own only.
         ("get", "coordination.k8s.io", "leases", "kube-system"),
     ])  # fmt: skip
@@ -455,7 +457,7 @@ def test_controllers_service_account_has_what_it_needs_and_no_more(
     assert (
         identity.status_of("PATCH", "/api/v1/nodes/n", {"metadata": {"labels": {"a": "b"}}}) == 403
     )
-    assert identity.status_of("GET", "/api/v1/nodes") == 403
+    assert identity.status_of("GET", "/api/v1/nodes/n") == 403
     assert identity.status_of("GET", "/apis/rbac.authorization.k8s.io/v1/roles") == 403
     assert (
         identity.status_of("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs")

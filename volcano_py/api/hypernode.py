@@ -68,6 +68,7 @@ __all__ = [
     "HyperNodeTree",
     "LabelRequirement",
     "LabelSelector",
+    "parse_member",
 ]
 
 CLUSTER_TOP_HYPER_NODE: Final = "<cluster-top-hypernode>"
@@ -325,6 +326,15 @@ def _parse_hyper_node(obj: Mapping[str, Any]) -> HyperNodeSpec:
         _parse_member(name, f"spec.members[{index}]", raw) for index, raw in enumerate(raw_members)
     )
     return HyperNodeSpec(name=name, tier=tier, tier_name=tier_name, members=members)
+
+
+def parse_member(hyper_node: str, path: str, raw: object) -> HyperNodeMember | None:
+    """One ``spec.members[]`` entry, or None when it is malformed (no selector, two kinds,
+    a wrong type): for readers that take each member on its own, as ``GetMembers`` does."""
+    try:
+        return _parse_member(hyper_node, path, raw)
+    except HyperNodeSpecError:
+        return None
 
 
 def _parse_member(hyper_node: str, path: str, raw: object) -> HyperNodeMember:

@@ -55,9 +55,11 @@ IMPLEMENTED_CONTROLLERS = (
     "jobflow-controller",
     "jobtemplate-controller",
 )
+# Run unless --controllers turns them off.
+OPTIONAL_CONTROLLERS = ("hyperNode-controller",)
 UPSTREAM_CONTROLLERS = (
     *IMPLEMENTED_CONTROLLERS,
-    "hyperNode-controller",
+    *OPTIONAL_CONTROLLERS,
     "sharding-controller",
 )
 
@@ -99,8 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="Volcano's controller switches ('*', 'name', '+name', '-name', comma-separated)."
         " job-, pg-, queue-, gc-, cronjob-, jobflow- and jobtemplate-controller always run"
-        " here and may not be turned off; the others are not implemented here (naming one is"
-        " logged)",
+        " here and may not be turned off; hyperNode-controller runs unless turned off;"
+        " sharding-controller is not implemented here (naming it is logged)",
     )
     add_feature_gates(
         controllers,
@@ -176,8 +178,9 @@ def _check_controllers(switches: str) -> list[str]:
             f" {', '.join(IMPLEMENTED_CONTROLLERS)} together and cannot leave one out"
         )
     named = {entry.strip().lstrip("+") for entry in switches.split(",")}
+    ours = {*IMPLEMENTED_CONTROLLERS, *OPTIONAL_CONTROLLERS}
     return sorted(name for name, on in enabled.items()
-                  if on and name not in IMPLEMENTED_CONTROLLERS and name in named)  # fmt: skip
+                  if on and name not in ours and name in named)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -240,4 +243,5 @@ def _options(args: argparse.Namespace) -> ControllersOptions:
         skipped_kinds=frozenset(
             kind for gate, kind in GATED_KINDS.items() if not gates.enabled(gate)
         ),
+        hyper_node_controller=enabled_controllers(args.controllers)["hyperNode-controller"],
     )

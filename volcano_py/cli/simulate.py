@@ -13,6 +13,7 @@ from volcano_py.scheduler.cycle import freeze_long_lived, gc_paused
 from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
 from volcano_py.scheduler.registry import PluginRegistry
 from volcano_py.sim.engine import Simulation
+from volcano_py.sim.hypernode_discovery import add_discovered_hyper_nodes
 from volcano_py.sim.inputs import read_inputs
 from volcano_py.sim.loader import SimInputError, load_documents
 from volcano_py.sim.report import build_report, render_json, render_table
@@ -91,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         # scan them all over and over while they are built (it tripled the time of loading).
         with gc_paused():
             inputs = read_inputs(load_documents(args.files, seed=args.seed))
+            add_discovered_hyper_nodes(inputs, args.seed)
             registry = plugins_with_dir(args.plugins_dir)
             conf = _conf(args.conf, inputs.conf_text, inputs.conf_source, registry)
             if args.strict and _strict_failure(inputs.warnings, conf.diagnostics.warnings):

@@ -23,6 +23,7 @@ from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.ownership import job_of_owner
 from volcano_py.operator.controllers.commands import CommandConsumer
 from volcano_py.operator.controllers.cronjobs import CronJobController
+from volcano_py.operator.controllers.hypernodes import HyperNodeController
 from volcano_py.operator.controllers.job_ttl import JobTtlCollector
 from volcano_py.operator.controllers.jobflows import JobFlowController, JobTemplateController
 from volcano_py.operator.controllers.jobs import JobController
@@ -31,7 +32,13 @@ from volcano_py.operator.controllers.podgroups import PodGroupController
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.queues import QueueController
 from volcano_py.operator.controllers.store import ObjectStore
-from volcano_py.operator.informer import Informers, object_key, readiness_problem
+from volcano_py.operator.informer import (
+    HYPER_NODE,
+    NODE,
+    Informers,
+    object_key,
+    readiness_problem,
+)
 from volcano_py.operator.writers import BatchedEventRecorder
 from volcano_py.runtime.apiclient import ClusterAccess, KubeApi
 from volcano_py.runtime.health import HttpEndpoints, Probes
@@ -67,6 +74,9 @@ class ControllersOptions:
     skipped_kinds: frozenset[str] = frozenset()
     # --ca-cert-file, --tls-cert-file, --tls-private-key-file: /healthz over TLS.
     health_ssl: ssl.SSLContext | None = None
+    # hyperNode-controller (on unless --controllers turns it off): Nodes and HyperNodes are
+    # watched only for it.
+    hyper_node_controller: bool = True
 
 
 class LiveControllers:
@@ -92,7 +102,14 @@ class LiveControllers:
         self.cronjobs: CronJobController | None = None
         self.jobflows: JobFlowController | None = None
         self.jobtemplates: JobTemplateController | None = None
-        self._namespaced = {kind.kind: kind.namespaced for kind in WATCHED_KINDS}
+        self.hypernodes: HyperNodeController | None = None
+        self._namespaced = {kind.kind: kind.namespaced for kind in self.watched_kinds()}
+
+    def watched_kinds(self) -> list[Any]:
+        kinds = [kind for kind in WATCHED_KINDS if kind.kind not in self.options.skipped_kinds]
+        if self.options.hyper_node_controller:
+            kinds += [NODE, HYPER_NODE]
+        return kinds
 
     # ---- readiness
 
@@ -116,10 +133,21 @@ class LiveControllers:
 
     def on_event(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> None:
         """The informers' sink: keep the object, then tell the controllers that care."""
+        hypernodes = self.hypernodes
+        if kind == "ConfigMap" and hypernodes and hypernodes.wants_config_map(object_key(obj)):
+            self.store.apply(kind, event_type, obj)
+            hypernodes.on_config_map()
+            return
         if kind in _PLUGIN_KIND_NAMES and job_of_owner(obj) is None and event_type != "DELETED":
             return  # only objects of Volcano Jobs matter (and a cluster has many Secrets)
         applied, old = self.store.apply(kind, event_type, obj, self._namespaced.get(kind, True))
         if not applied:
+            return
+        if kind == "Node" and hypernodes:
+            hypernodes.on_node(event_type, old, obj)
+            return
+        if kind == "HyperNode" and hypernodes:
+            hypernodes.on_hyper_node(event_type, obj)
             return
         assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
         assert self.cronjobs and self.jobflows and self.jobtemplates
@@ -191,6 +219,9 @@ class LiveControllers:
         self.jobtemplates = JobTemplateController(
             api, self.store, workers=options.jobflow_workers, may_work=self.may_work
         )
+        if options.hyper_node_controller:
+            self.hypernodes = HyperNodeController(api, self.store, may_work=self.may_work)
+            self.hypernodes.start()
 
     def work_queues(self) -> list[Any]:
         assert self.jobs and self.job_ttl and self.pod_groups and self.queues and self.commands
@@ -204,6 +235,7 @@ class LiveControllers:
             self.cronjobs.queue,
             self.jobflows.queue,
             self.jobtemplates.queue,
+            *([self.hypernodes.queue] if self.hypernodes else []),
         ]
 
     # ---- the process
@@ -258,8 +290,7 @@ class LiveControllers:
                 may_write=lambda: self.is_leader,
             )
             self.build(api, recorder)
-            kinds = [kind for kind in WATCHED_KINDS if kind.kind not in options.skipped_kinds]
-            self.informers = Informers(api, self.on_event, kinds=kinds)
+            self.informers = Informers(api, self.on_event, kinds=self.watched_kinds())
             tasks += self.informers.start()
             tasks += recorder.start()
             for work_queue in self.work_queues():
@@ -286,6 +317,8 @@ class LiveControllers:
                 await self.elector.release()
             return 0
         finally:
+            if self.hypernodes is not None:
+                self.hypernodes.stop()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

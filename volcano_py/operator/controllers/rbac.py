@@ -41,6 +41,15 @@ CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
         frozenset({"get", "list", "watch", "create", "update", "delete"}),
     ),
     ("", "persistentvolumeclaims", frozenset({"get", "create", "update", "delete"})),
+    # hyperNode-controller: discovered HyperNodes written, their nodeCount kept, nodes read.
+    # (secrets get, for the ufm source's credentials, is granted above.)
+    ("", "nodes", _WATCH),
+    (
+        "topology.volcano.sh",
+        "hypernodes",
+        frozenset({"list", "watch", "create", "update", "delete"}),
+    ),
+    ("topology.volcano.sh", "hypernodes/status", frozenset({"update"})),
 )
 # In the Lease's namespace, with leader election on.
 LEADER_ELECTION_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (

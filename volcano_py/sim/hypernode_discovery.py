@@ -1,0 +1,97 @@
+"""hyperNode-controller's label discovery in ``simulate``: an input holding vc-controller-
+manager's ``volcano-system/volcano-controller-configmap`` with the ``label`` source enabled
+gets the HyperNodes that source would make from the input's nodes, before the first cycle, as
+a cluster running the controller has them. The input's own HyperNodes of that source are
+updated or replaced as the live controller would; other HyperNodes are left alone.
+
+Names carry upstream's random five-character suffix drawn from ``--seed``, so a run repeats.
+The ``ufm`` source needs its server and is not simulated (a warning says so, and the input's
+HyperNodes labelled with that source stand as given); any other source is unsupported, as
+upstream's controller logs.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from volcano_py.controllers.hypernode_config import (
+    DiscoveryConfigError,
+    config_from_config_map,
+    config_map_location,
+)
+from volcano_py.controllers.hypernode_label_discovery import (
+    LabelTopology,
+    discover_from_labels,
+    parse_label_topology,
+    random_suffix,
+)
+from volcano_py.controllers.hypernode_objects import reconcile
+from volcano_py.sim.inputs import SimInput
+from volcano_py.sim.loader import SimInputError
+
+
+def add_discovered_hyper_nodes(inputs: SimInput, seed: int) -> None:
+    """Apply label discovery to ``inputs.objects`` (in place); warnings are added to
+    ``inputs.warnings`` and printed; a configuration that cannot be read is an error."""
+    namespace, name = config_map_location({})
+    config_map = next(
+        (
+            obj
+            for obj in inputs.objects
+            if obj.get("kind") == "ConfigMap"
+            and (obj.get("metadata") or {}).get("name") == name
+            and (obj.get("metadata") or {}).get("namespace") == namespace
+        ),
+        None,
+    )
+    if config_map is None:
+        return
+    where = f"ConfigMap {namespace}/{name}"
+    try:
+        config = config_from_config_map(config_map)
+    except DiscoveryConfigError as error:
+        raise SimInputError(f"{where}: {error}") from None
+    notes = [f"{where}: {warning}" for warning in config.warnings]
+    for source in config.enabled_sources():
+        if source == "ufm":
+            notes.append(f"{where}: the ufm discovery source needs its UFM server; not simulated")
+        elif source != "label":
+            notes.append(f"{where}: unsupported discoverer type: {source}")
+    label = config.source("label")
+    if label is not None:
+        topology = parse_label_topology(label.config)
+        notes += [f"{where}: {problem} (this type is left out)" for problem in topology.problems]
+        _apply_label_discovery(inputs, topology, seed)
+    for note in notes:
+        inputs.warnings.append(note)
+        print(f"warning: {note}", file=sys.stderr)
+
+
+def _apply_label_discovery(inputs: SimInput, topology: LabelTopology, seed: int) -> None:
+    nodes = [obj for obj in inputs.objects if obj.get("kind") == "Node"]
+    existing = [obj for obj in inputs.objects if obj.get("kind") == "HyperNode"]
+    node_labels = {_name(node): _labels(node) for node in nodes}
+    rng = random.Random(f"hypernode-label/{seed}")
+    discovered = discover_from_labels(topology, node_labels, existing, lambda: random_suffix(rng))
+    changes = reconcile("label", discovered, existing)
+    replaced = {_name(updated): updated for _current, updated in changes.update}
+    deleted = set(changes.delete)
+    kept = []
+    for obj in inputs.objects:
+        if obj.get("kind") == "HyperNode":
+            if _name(obj) in deleted:
+                continue
+            obj = replaced.get(_name(obj), obj)
+        kept.append(obj)
+    inputs.objects[:] = [*kept, *changes.create]
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name", ""))
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
