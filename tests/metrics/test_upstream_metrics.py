@@ -425,3 +425,56 @@ def test_volcanos_own_dashboards_find_their_series() -> None:
             if kind == "histogram":
                 served.update(f"{name}{suffix}" for suffix in ("_bucket", "_sum", "_count"))
     assert [name for name in UPSTREAM_DASHBOARD_SERIES if name not in served] == []
+
+
+def stage_count(family: str, stage: str) -> float:
+    value = metrics.REGISTRY.get_sample_value(f"{family}_count", {"stage": stage})
+    return value or 0.0
+
+
+def test_a_scheduled_task_passes_through_upstreams_stages() -> None:
+    """Where upstream observes them: Watched (a pending pod reaches the cache), Predicate and
+    Scoring (allocate's node scan and scores), Assumed (the bind handed over at commit)."""
+    from tests.builders import build_node, build_pod
+    from tests.builders import resource_list as rl
+    from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
+    from volcano_py.framework.session import SchedulingState, close_session, open_session
+    from volcano_py.scheduler.registry import PluginRegistry, new_action
+
+    task = "volcano_task_scheduling_latency_milliseconds"
+    stage = "volcano_scheduling_stage_duration_milliseconds"
+    before = {
+        name: stage_count(family, name)
+        for family, name in ((task, "Watched"), (task, "Assumed"), (stage, "Predicate"))
+    }
+    scoring = stage_count(stage, "Scoring")
+
+    def watched_sum() -> float:
+        value = metrics.REGISTRY.get_sample_value(f"{task}_sum", {"stage": "Watched"})
+        return value or 0.0
+
+    watched_before = watched_sum()
+    created = "2026-01-01T00:00:00Z"
+    cache = SchedulerCache(clock=lambda: 1767225601.0)
+    for node in ("n1", "n2"):
+        cache.apply_event("Node", "ADDED", build_node(node, rl("4", "8Gi", pods="10")))
+    cache.apply_event("Queue", "ADDED", build_queue("q1", 1, None))
+    cache.apply_event(
+        "PodGroup",
+        "ADDED",
+        build_pod_group("st-pg", "st", "q1", 1, None, "Inqueue", creation_timestamp=created),
+    )
+    pod = build_pod("st", "p1", "", "Pending", rl("1", "1Gi"), "st-pg")
+    pod["metadata"]["creationTimestamp"] = created
+    cache.apply_event("Pod", "ADDED", pod)
+    conf = SchedulerConf(actions=["allocate"], tiers=[Tier([PluginOption("gang")])])
+    state = SchedulingState(clock=lambda: 1767225602.0)
+    ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, state)
+    new_action("allocate").execute(ssn)
+    close_session(ssn)
+    assert stage_count(task, "Watched") == before["Watched"] + 1
+    assert stage_count(task, "Assumed") == before["Assumed"] + 1
+    assert stage_count(stage, "Predicate") >= before["Predicate"] + 1
+    assert stage_count(stage, "Scoring") >= scoring + 1
+    # Watched 1 s after the pod's creation (the cache's clock), assumed 2 s after (the session's).
+    assert watched_sum() == watched_before + 1000.0

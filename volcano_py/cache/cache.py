@@ -165,9 +165,7 @@ class SchedulerCache:
         """``task_scheduling_latency{stage="Watched"}``: a pending pod reached the cache."""
         created = metrics.epoch_seconds(task.creation_timestamp)
         if created is not None:
-            metrics.TASK_SCHEDULING_LATENCY.labels("Watched").observe(
-                metrics.milliseconds(max(0.0, self.clock() - created))
-            )
+            metrics.TASK_WATCHED.observe(metrics.milliseconds(max(0.0, self.clock() - created)))
 
     def _add_task(self, task: TaskInfo) -> None:
         self.tasks[task.key] = task

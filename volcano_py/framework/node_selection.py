@@ -79,9 +79,7 @@ class PredicateHelper:
                 options=options,
             )
         finally:
-            metrics.SCHEDULING_STAGE_DURATION.labels("Predicate").observe(
-                metrics.milliseconds(time.perf_counter() - started)
-            )
+            metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
 
     def _feasible_rows(
         self,
@@ -283,9 +281,7 @@ def select_best_row(ssn: Session, task: TaskInfo, rows: IntArray) -> int:
     started = time.perf_counter()
     scores = ssn.node_scores(task, rows)
     # ``PrioritizeNodes``' scoring time (scheduling_stage_duration{stage="Scoring"}).
-    metrics.SCHEDULING_STAGE_DURATION.labels("Scoring").observe(
-        metrics.milliseconds(time.perf_counter() - started)
-    )
+    metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
     if ssn.has_hook("best_node"):
         by_score: dict[float, list[NodeInfo]] = {}
         for row, score in zip(rows.tolist(), scores.tolist(), strict=True):

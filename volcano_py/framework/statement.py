@@ -219,9 +219,7 @@ class Statement:
         moment its bind is handed to the cache (the session's clock)."""
         created = metrics.epoch_seconds(task.creation_timestamp)
         if created is not None:
-            metrics.TASK_SCHEDULING_LATENCY.labels("Assumed").observe(
-                metrics.milliseconds(max(0.0, self.ssn.now - created))
-            )
+            metrics.TASK_ASSUMED.observe(metrics.milliseconds(max(0.0, self.ssn.now - created)))
 
     def merge(self, *others: Statement) -> None:
         for other in others:

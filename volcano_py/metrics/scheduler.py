@@ -102,6 +102,12 @@ SCHEDULING_STAGE_DURATION: Final = Histogram(
     buckets=buckets.MS_0_1_TO_500_20,
     registry=_REG,
 )
+# The per-task series, bound once: ``labels()`` costs more than the observation itself.
+STAGE_PREDICATE: Final = SCHEDULING_STAGE_DURATION.labels("Predicate")
+STAGE_SCORING: Final = SCHEDULING_STAGE_DURATION.labels("Scoring")
+TASK_WATCHED: Final = TASK_SCHEDULING_LATENCY.labels("Watched")
+TASK_ASSUMED: Final = TASK_SCHEDULING_LATENCY.labels("Assumed")
+
 # Served as volcano_schedule_attempts_total. Upstream declares it and never sets it
 # (``UpdatePodScheduleStatus`` has no caller); neither do we.
 SCHEDULE_ATTEMPTS: Final = Counter(
