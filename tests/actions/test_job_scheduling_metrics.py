@@ -79,7 +79,7 @@ def test_a_deleted_job_takes_its_series_with_it() -> None:
         "gone-pg", "metrics-ns", "q1", 1, None, "Inqueue", creation_timestamp=CREATED
     )
     cache.apply_event("PodGroup", "ADDED", pod_group)
-    metrics.job_scheduled("gone-pg", "q1", "metrics-ns", 3.0)
+    metrics.job_scheduled("gone-pg", "q1", "metrics-ns", now=1003.0, created=1000.0)
     labels = {"job_name": "gone-pg", "queue": "q1", "job_namespace": "metrics-ns"}
     assert metrics.REGISTRY.get_sample_value("volcano_e2e_job_scheduling_duration", labels)
     cache.apply_event("PodGroup", "DELETED", pod_group)

@@ -327,7 +327,7 @@ def test_enabled_admission_filters_the_served_paths() -> None:
     from volcano_py.operator.webhooks.options import WebhookOptions
     from volcano_py.operator.webhooks.server import served_routes
 
-    paths = _enabled_paths("/jobs/mutate,/jobs/validate,/pods/mutate")
+    paths = _enabled_paths("/jobs/mutate,/jobs/validate,/nodes/mutate")
     served = served_routes(WebhookOptions(enabled_paths=paths))
     assert [route.path for route in served] == ["/jobs/mutate", "/jobs/validate"]
     assert len(served_routes(WebhookOptions())) > 2

@@ -252,6 +252,34 @@ def test_invalid_job_is_refused_naming_the_field(
     assert f"spec.queue: queue 'none-{token}' does not exist" in str(refused.value)
 
 
+def test_pod_with_two_disruption_budgets_is_refused(
+    control_plane: ControlPlane, webhooks: tuple[WebhooksProcess, str], namespace: str
+) -> None:
+    """``/pods/validate`` as the API server calls it: a volcano pod may carry one budget."""
+    _process, token = webhooks
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "budget",
+            "labels": {LABEL: token},
+            "annotations": {
+                "volcano.sh/jdb-min-available": "1",
+                "volcano.sh/jdb-max-unavailable": "1",
+            },
+        },
+        "spec": {
+            "schedulerName": "volcano",
+            "containers": [{"name": "main", "image": "busybox"}],
+        },
+    }
+    with pytest.raises(ApiError) as refused:
+        control_plane.request("POST", f"/api/v1/namespaces/{namespace}/pods", pod)
+    message = str(refused.value)
+    assert 'admission webhook "validatepod.volcano.sh" denied the request' in message
+    assert "not allow configure multiple annotations" in message
+
+
 def test_unlabelled_objects_never_meet_the_test_webhooks(
     control_plane: ControlPlane, webhooks: tuple[WebhooksProcess, str], namespace: str
 ) -> None:

@@ -1,6 +1,6 @@
 """deploy/grafana and deploy/monitoring: the dashboards are pretty-printed Grafana JSON with a
 ``${datasource}`` variable and unique panel ids, and every metric their PromQL names is one
-volcano-py exports (``volcano_py.metrics.REGISTRY``); the kustomize components list every
+volcano-py exports (the registries of ``volcano_py.metrics``); the kustomize components list every
 dashboard; the ServiceMonitor and PodMonitor select what deploy/base actually runs, on ports it
 exposes."""
 
@@ -17,11 +17,11 @@ import pytest
 import yaml
 from test_deploy import documents
 
-# Every module that registers into the shared registry (the scheduler's metrics, the API
-# client's request counter, the controllers' PodGroup gauge).
-import volcano_py.operator.controllers.queues
+# Every module that registers metrics (the scheduler's and the controllers' families, the
+# API client's request counter in every process).
+import volcano_py.metrics.controllers
 import volcano_py.runtime.apiclient  # noqa: F401
-from volcano_py.metrics import REGISTRY
+from volcano_py.metrics.registry import ALL_REGISTRIES, exposed_name
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 GRAFANA = DEPLOY / "grafana"
@@ -39,9 +39,10 @@ def exported() -> dict[str, str]:
     """Every series name the registry serves -> its family's type (a labelled metric with no
     children yet has no samples, so the names come from the family type)."""
     names: dict[str, str] = {}
-    for family in REGISTRY.collect():
+    families = [family for registry in ALL_REGISTRIES for family in registry.collect()]
+    for family in families:
         if family.type == "counter":
-            names[family.name + "_total"] = family.type
+            names[exposed_name(family)] = family.type
         elif family.type == "histogram":
             for suffix in ("", *HISTOGRAM_SUFFIXES):
                 names[family.name + suffix] = family.type
@@ -96,6 +97,7 @@ def test_the_dashboards_exist() -> None:
     assert {path.name for path in DASHBOARDS} >= {
         "volcano-py-scheduler.json",
         "volcano-py-queues.json",
+        "volcano-py-controllers.json",
     }
 
 

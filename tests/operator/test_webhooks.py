@@ -300,9 +300,10 @@ def test_every_route_answers_a_missing_object_with_a_refusal(path: str) -> None:
 
 @pytest.mark.parametrize("path", [route.path for route in ROUTES])
 def test_every_route_refuses_another_kind(path: str) -> None:
-    response = answer_of(path, review("Pod", {"metadata": {"name": "p"}}))
+    response = answer_of(path, review("ConfigMap", {"metadata": {"name": "p"}}))
     assert response["allowed"] is False
-    assert f"admits {ROUTES_BY_PATH[path].kind} objects, not Pod" in response["status"]["message"]
+    message = response["status"]["message"]
+    assert f"admits {ROUTES_BY_PATH[path].kind} objects, not ConfigMap" in message
 
 
 @pytest.mark.parametrize(

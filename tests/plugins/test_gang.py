@@ -470,12 +470,12 @@ def test_close_updates_unschedulable_metrics() -> None:
         ],
     )
     retries = metrics.REGISTRY.get_sample_value(
-        "volcano_job_retry_counts_total", {"job_id": "metric-short"}
+        "volcano_job_retry_counts", {"job_id": "metric-short"}
     )
     close_session(ssn)
     sample = metrics.REGISTRY.get_sample_value
     assert sample("volcano_unschedule_task_count", {"job_id": "metric-short"}) == 2
     assert sample("volcano_unschedule_task_count", {"job_id": "metric-ready"}) == 0
     assert sample("volcano_unschedule_job_count") == 1
-    after = sample("volcano_job_retry_counts_total", {"job_id": "metric-short"})
+    after = sample("volcano_job_retry_counts", {"job_id": "metric-short"})
     assert after == (retries or 0) + 1

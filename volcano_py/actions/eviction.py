@@ -67,4 +67,4 @@ def commit_counting_evictions(statement: Statement, action: str) -> None:
     evicts = any(op.op.value == "evict" for op in statement.operations)
     statement.commit()
     if evicts:
-        metrics.EVICTION_TRANSACTIONS.labels(action=action).inc()
+        metrics.eviction_committed(action)

@@ -137,7 +137,7 @@ class GangEviction(ABC):
                     statement.commit()
                     self.jobs_changed(ssn, changed)
                     if evicted:
-                        metrics.EVICTION_TRANSACTIONS.labels(action=self.name).inc()
+                        metrics.eviction_committed(self.name)
                 else:
                     statement.discard()
 

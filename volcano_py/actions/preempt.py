@@ -201,7 +201,7 @@ class Preempt:
             node_statement.evict(victim, "preempt")
             preempted.add(victim.resreq)
             fits = self._fits(queue, preemptor, node)
-        metrics.PREEMPTION_ATTEMPTS.value += 1
+        metrics.PREEMPTION_ATTEMPTS.inc()
         if fits:
             try:
                 node_statement.pipeline(preemptor, node.name, not preempted.is_empty())

@@ -177,7 +177,7 @@ def prepare_candidate(candidate: Candidate, preemptor: TaskInfo, statement: Stat
     for victim in candidate.victims:
         log.debug("preempt: evict %s for %s", victim.key, preemptor.key)
         statement.evict(victim, "preempt")
-    metrics.PREEMPTION_ATTEMPTS.value += 1
+    metrics.PREEMPTION_ATTEMPTS.inc()
 
 
 # ---------------------------------------------------------------------- dry run

@@ -8,10 +8,8 @@ reads it). One loop serves both so that a fix to the gang rules lands in both at
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Iterator
-from datetime import datetime
 
 from volcano_py import metrics
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
@@ -133,23 +131,13 @@ def _place(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
 
 
 def record_job_scheduled(ssn: Session, job: JobInfo) -> None:
-    """The job's end-to-end scheduling time so far, as upstream records it after every task
-    it allocates or pipelines (dry runs included). The session's clock stands in for the
-    moment of placement: a session lasts milliseconds, the metric counts from job creation."""
-    created = _epoch_seconds(job.creation_timestamp)
+    """The job's end-to-end scheduling time so far and its last scheduling time, as upstream
+    records them after every task it allocates or pipelines (dry runs included). The
+    session's clock stands in for the moment of placement: a session lasts milliseconds,
+    the metric counts from job creation."""
+    created = metrics.epoch_seconds(job.creation_timestamp)
     if created is not None:
-        metrics.job_scheduled(job.name, job.queue, job.namespace, ssn.now - created)
-
-
-@functools.lru_cache(maxsize=4096)
-def _epoch_seconds(timestamp: str) -> float | None:
-    """An RFC 3339 creation timestamp as seconds since the epoch (None when absent or bad)."""
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+        metrics.job_scheduled(job.name, job.queue, job.namespace, ssn.now, created)
 
 
 def _spanned(ssn: Session, node: str, allocated: str) -> str:

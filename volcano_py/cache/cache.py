@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -100,6 +101,9 @@ class SchedulerCache:
     evictor: Evictor = field(default_factory=NullIO)
     status_updater: StatusUpdater = field(default_factory=NullIO)
     recorder: EventRecorder = field(default_factory=NullIO)
+    # Wall-clock seconds, for the age of a pod first seen (``stage="Watched"``); the
+    # simulator passes its own clock.
+    clock: Callable[[], float] = field(default=time.time, repr=False)
 
     jobs: dict[str, JobInfo] = field(default_factory=dict)
     nodes: dict[str, NodeInfo] = field(default_factory=dict)
@@ -152,7 +156,16 @@ class SchedulerCache:
             self._remove_task(self.tasks[key])
         if event_type == DELETED or not self._tracks_pod(pod):
             return
-        self._add_task(TaskInfo.from_pod(pod))
+        task = TaskInfo.from_pod(pod)
+        self._add_task(task)
+        if event_type == ADDED and not task.node_name:
+            self._observe_watched(task)
+
+    def _observe_watched(self, task: TaskInfo) -> None:
+        """``task_scheduling_latency{stage="Watched"}``: a pending pod reached the cache."""
+        created = metrics.epoch_seconds(task.creation_timestamp)
+        if created is not None:
+            metrics.TASK_WATCHED.observe(metrics.milliseconds(max(0.0, self.clock() - created)))
 
     def _add_task(self, task: TaskInfo) -> None:
         self.tasks[task.key] = task
@@ -241,11 +254,14 @@ class SchedulerCache:
         if job is None:
             job = self.jobs[uid] = JobInfo(uid=uid)
         job.set_pod_group(PodGroupInfo.from_dict(obj, self.default_queue))
+        metrics.job_pod_group_set(job.name, job.queue, job.namespace, job.creation_timestamp)
 
     def _on_queue(self, event_type: str, obj: Mapping[str, Any]) -> None:
         name = str((obj.get("metadata") or {}).get("name", ""))
         if event_type == DELETED:
             self.queues.pop(name, None)
+            # ``DeleteQueueMetrics``: a deleted queue's series go with it.
+            metrics.forget_queue(name)
         else:
             self.queues[name] = QueueInfo.from_dict(obj)
 

@@ -1,5 +1,5 @@
 """`volcano-py webhooks`: Volcano's admission webhooks (vc-webhook-manager) over HTTPS: Jobs,
-Queues, PodGroups and HyperNodes are defaulted and checked when they are applied, so a bad
+Queues, PodGroups, HyperNodes and Pods are defaulted and checked when they are applied, so a bad
 object is refused with a message naming the field instead of being stored.
 
 Every flag of vc-webhook-manager is accepted in Go's syntax (see ``goflags``): ``--listen-address``
@@ -30,7 +30,7 @@ from volcano_py.cli.process_flags import (
     print_version_if_asked,
 )
 
-HELP = "serve Volcano's admission webhooks (mutate and validate Jobs, Queues, PodGroups)"
+HELP = "serve Volcano's admission webhooks (mutate and validate Jobs, Queues, PodGroups, Pods)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +89,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scheduler-name",
         action="append",
         metavar="NAME",
-        help="the scheduler a Job naming none gets: the first given (default volcano)",
+        help="the scheduler a Job naming none gets: the first given (default volcano);"
+        " /pods/validate checks the pods of every one given",
+    )
+    admission.add_argument(
+        "--admission-conf",
+        default="",
+        metavar="FILE",
+        help="resourceGroups for /pods/mutate (upstream's volcano-admission.conf), re-read"
+        " when it changes (default empty: pods are not mutated)",
     )
     bool_flag(
         admission,
@@ -140,11 +148,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compat_flag(compat, "--webhook-namespace", by_name, metavar="NS")
     compat_flag(compat, "--webhook-service-name", by_name, metavar="NAME")
     compat_flag(compat, "--webhook-url", by_name, metavar="URL")
-    compat_flag(
-        compat, "--admission-conf",
-        "the pods mutate webhook (its resourceGroups configuration) is not implemented here",
-        metavar="FILE",
-    )  # fmt: skip
 
 
 def _read_ca(path: str) -> bytes:
@@ -180,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from volcano_py.operator.webhooks.admission_conf import AdmissionConfFile
     from volcano_py.operator.webhooks.options import WebhookOptions
     from volcano_py.operator.webhooks.server import (
         WebhookServer,
@@ -207,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         ca_bundle = _read_ca(args.ca_cert_file)
         health_ssl = health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file)
         access = cluster_access(args)
+        admission_conf = AdmissionConfFile(args.admission_conf) if args.admission_conf else None
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -230,6 +235,8 @@ def run(args: argparse.Namespace) -> int:
             max_queue_depth=args.max_queue_depth,
             root_queue_protection=bool(args.enable_root_queue_protection),
             enabled_paths=_enabled_paths(args.enabled_admission),
+            scheduler_names=tuple(args.scheduler_name or ["volcano"]),
+            admission_conf=admission_conf,
         ),
     )
     return asyncio.run(WebhookServer(options, access, context).run())

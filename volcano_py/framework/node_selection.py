@@ -9,12 +9,14 @@ Python, in the same rotated order and with the same early stop, so the same node
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from volcano_py import metrics
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import BoolArray, IntArray
 from volcano_py.api.resource import MIN_RESOURCE, DimensionDefault, Resource
@@ -62,6 +64,31 @@ class PredicateHelper:
         check_resources: bool = True,
         for_preempt: bool = False,
         options: FeasibilityOptions | None = None,
+    ) -> tuple[IntArray, FitErrors]:
+        """``_feasible_rows``, timed as upstream's ``PredicateNodes`` times its node scan
+        (``scheduling_stage_duration_milliseconds{stage="Predicate"}``)."""
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.intp), FitErrors()
+        started = time.perf_counter()
+        try:
+            return self._feasible_rows(
+                task,
+                rows,
+                check_resources=check_resources,
+                for_preempt=for_preempt,
+                options=options,
+            )
+        finally:
+            metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
+
+    def _feasible_rows(
+        self,
+        task: TaskInfo,
+        rows: IntArray,
+        *,
+        check_resources: bool,
+        for_preempt: bool,
+        options: FeasibilityOptions | None,
     ) -> tuple[IntArray, FitErrors]:
         """The rows of the feasible nodes among ``rows`` (session rows, in node-list order)
         and, when there is none, why each examined node failed.
@@ -251,7 +278,10 @@ def select_best_row(ssn: Session, task: TaskInfo, rows: IntArray) -> int:
     random, as upstream does, with the session's seeded generator."""
     if len(rows) == 1:
         return int(rows[0])
+    started = time.perf_counter()
     scores = ssn.node_scores(task, rows)
+    # ``PrioritizeNodes``' scoring time (scheduling_stage_duration{stage="Scoring"}).
+    metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
     if ssn.has_hook("best_node"):
         by_score: dict[float, list[NodeInfo]] = {}
         for row, score in zip(rows.tolist(), scores.tolist(), strict=True):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.task import TaskInfo
@@ -48,6 +49,9 @@ class StatementSession(Protocol):
 
     @property
     def sink(self) -> BindEvictSink: ...
+
+    @property
+    def now(self) -> float: ...
 
 
 class Op(Enum):
@@ -206,7 +210,16 @@ class Statement:
                 except Exception as error:
                     log.error("failed to bind %s: %s", task.key, error)
                     self._unallocate(task)
+                else:
+                    self._observe_assumed(task)
         self.operations = []
+
+    def _observe_assumed(self, task: TaskInfo) -> None:
+        """``task_scheduling_latency{stage="Assumed"}``: from the pod's creation to the
+        moment its bind is handed to the cache (the session's clock)."""
+        created = metrics.epoch_seconds(task.creation_timestamp)
+        if created is not None:
+            metrics.TASK_ASSUMED.observe(metrics.milliseconds(max(0.0, self.ssn.now - created)))
 
     def merge(self, *others: Statement) -> None:
         for other in others:

@@ -181,7 +181,7 @@ class GangPlugin:
             else:
                 unready = job.min_available - _schedulable_task_num(job)
                 unschedulable_jobs += 1
-                metrics.JOB_RETRY_COUNTS.labels(job_id=job.name).inc()
+                metrics.JOB_RETRY_COUNTS.inc(job.name)
                 condition = {
                     "type": UNSCHEDULABLE_CONDITION,
                     "status": "True",

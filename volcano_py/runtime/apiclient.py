@@ -26,7 +26,7 @@ from typing import Any, Final, cast
 import aiohttp
 from prometheus_client import Counter
 
-from volcano_py.metrics import REGISTRY
+from volcano_py.metrics import register_everywhere
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,9 @@ REST_CLIENT_REQUESTS: Final = Counter(
     "rest_client_requests",
     "volcano-py: requests to the API server, by verb, resource and HTTP code",
     ["verb", "resource", "code"],
-    registry=REGISTRY,
+    registry=None,
 )
+register_everywhere(REST_CLIENT_REQUESTS)  # every process talks to the API server
 WRITE_VERBS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

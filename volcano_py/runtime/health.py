@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 
-from volcano_py.metrics import REGISTRY
+from volcano_py.metrics import REGISTRY, render
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -40,11 +40,13 @@ class Probes:
     ready: Callable[[], str]
 
 
-async def _metrics(request: web.Request) -> web.StreamResponse:
-    body = generate_latest(REGISTRY)
-    response = web.Response(body=body)
-    response.headers["Content-Type"] = CONTENT_TYPE_LATEST
-    return response
+def _metrics(registry: CollectorRegistry) -> Handler:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.Response(body=render(registry))
+        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        return response
+
+    return handler
 
 
 def _probe(check: Callable[[], str]) -> Handler:
@@ -69,6 +71,7 @@ class HttpEndpoints:
         metrics: bool = True,
         extra_routes: Mapping[str, Handler] | None = None,
         health_ssl: ssl.SSLContext | None = None,
+        registry: CollectorRegistry = REGISTRY,
     ) -> None:
         self.listen_address = listen_address
         self.healthz_address = healthz_address
@@ -76,6 +79,8 @@ class HttpEndpoints:
         # On --listen-address: /metrics unless ``metrics`` is off, plus ``extra_routes``
         # (the scheduler's /debug/pprof/ with --enable-pprof, as upstream's shared server).
         self.metrics = metrics
+        # The process's own families (the scheduler's by default).
+        self.registry = registry
         self.extra_routes = dict(extra_routes or {})
         # /healthz over TLS (upstream's StartHealthz with the CA, cert and key given).
         self.health_ssl = health_ssl
@@ -87,7 +92,7 @@ class HttpEndpoints:
             "/healthz": _probe(self.probes.alive),
             "/readyz": _probe(self.probes.ready),
         }
-        metrics: dict[str, Handler] = {"/metrics": _metrics} if self.metrics else {}
+        metrics: dict[str, Handler] = {"/metrics": _metrics(self.registry)} if self.metrics else {}
         metrics.update(self.extra_routes)
         if self.listen_address == self.healthz_address:
             return {self.listen_address: {**metrics, **health}}

@@ -83,6 +83,7 @@ class Simulation:
             evictor=self.cluster,
             status_updater=self.cluster,
             recorder=self.cluster,
+            clock=lambda: EPOCH.timestamp() + self.time,
         )
         # The session reads Unix time, as live: the same instants the simulated cluster stamps
         # on its objects (creation times, conditions), so sla deadlines and cdp cooldowns

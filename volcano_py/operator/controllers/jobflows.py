@@ -25,6 +25,7 @@ from volcano_py.controllers.jobflow import (
     template_of_job,
 )
 from volcano_py.controllers.raw import mapping, metadata, name, spec, text
+from volcano_py.metrics import controllers as controller_metrics
 from volcano_py.operator.controllers.kinds import JOB, JOBFLOW, JOBTEMPLATE, namespaced_path
 from volcano_py.operator.controllers.objects import split_key, wall_clock, write_status
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
@@ -121,9 +122,12 @@ class JobFlowController:
             raise RetryLater(changes.error)
         if changes.status is not None and changes.status != jobflow.get("status"):
             await write_status(self.api, self.store, JOBFLOW, key, jobflow, changes.status)
+            phase = text(mapping(changes.status.get("state")).get("phase"))
+            if phase != state_phase(jobflow):
+                # ``UpdateJobFlowSucceed``/``Failed``: counted on reaching the phase.
+                controller_metrics.jobflow_finished(namespace, phase)
             # Upstream's updateJobFlow hears this write and syncs again to delete the jobs;
             # the store already holds our write, so its watch event is not news here.
-            phase = text(mapping(changes.status.get("state")).get("phase"))
             if phase == SUCCEED and spec(jobflow).get("jobRetainPolicy") == "delete":
                 self.queue.add(key, SYNC)
 

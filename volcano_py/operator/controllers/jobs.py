@@ -33,7 +33,9 @@ from volcano_py.controllers.job import (
     sync_job,
 )
 from volcano_py.controllers.ownership import job_of_owner, job_of_pod
-from volcano_py.controllers.vocabulary import Event
+from volcano_py.controllers.vocabulary import Event, JobPhase
+from volcano_py.metrics import controllers as controller_metrics
+from volcano_py.metrics import epoch_seconds
 from volcano_py.operator.controllers.kinds import (
     JOB,
     PLUGIN_KINDS,
@@ -63,6 +65,14 @@ class _Pending:
 
 def _cancelled_by(request: JobRequest, action: DelayedAction) -> bool:
     return delayed_action_cancelled(action, request)
+
+
+def _queue_of(job: Obj) -> str:
+    return str((job.get("spec") or {}).get("queue") or "")
+
+
+def _phase_of(job: Obj) -> str:
+    return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
 
 
 def _retry_worthy(error: ApiError) -> bool:
@@ -112,6 +122,8 @@ class JobController:
             for pending in self.delayed.pop(key, []):
                 pending.timer.cancel()
             self.refused.pop(key, None)
+            namespace, job_name = split_key(key)
+            controller_metrics.forget_job(namespace, job_name, _queue_of(new))
             return
         request = job_request_for_job_change(old, new)
         if request is not None:
@@ -336,7 +348,7 @@ class JobController:
         if self.store.get("Pod", f"{namespace}/{pod_name}") is not None:
             return
         try:
-            await self.api.request("POST", namespaced_path(POD, namespace), pod)
+            created = await self.api.request("POST", namespaced_path(POD, namespace), pod)
         except ApiError as error:
             if error.conflict:  # AlreadyExists: our watch has not seen it yet
                 return
@@ -347,6 +359,20 @@ class JobController:
             _, name = split_key(job_key)
             self.recorder.record(
                 "Job", namespace, name, "Warning", "FailedCreatePodSandBox", error.message
+            )
+            return
+        self._observe_pod_creation(job_key, created)
+
+    def _observe_pod_creation(self, job_key: str, pod: Obj | None) -> None:
+        """``ObserveJobToPodCreationLatency``: from the job's creation to the pod's."""
+        job = self.store.get("Job", job_key)
+        if job is None or not isinstance(pod, Mapping):
+            return
+        job_created = epoch_seconds(str((job.get("metadata") or {}).get("creationTimestamp", "")))
+        pod_created = epoch_seconds(str((pod.get("metadata") or {}).get("creationTimestamp", "")))
+        if job_created is not None and pod_created is not None:
+            controller_metrics.JOB_TO_POD_CREATION_LATENCY.observe(
+                (pod_created - job_created) * 1000.0
             )
 
     async def _put_pod_group(self, wanted: Mapping[str, Any]) -> None:
@@ -414,6 +440,11 @@ class JobController:
         applied, old = self.store.apply("Job", "MODIFIED", written)
         if not applied:
             return
+        phase = _phase_of(written)
+        if phase != _phase_of(job) and phase in (JobPhase.COMPLETED, JobPhase.FAILED):
+            # ``UpdateJobCompleted``/``UpdateJobFailed``: once per reaching the phase.
+            namespace, name = split_key(job_key)
+            controller_metrics.job_finished(namespace, name, _queue_of(job), phase)
         self.on_status_written(old, written)
         follow_up = job_request_for_job_change(old, written)
         if follow_up is not None:

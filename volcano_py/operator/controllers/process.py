@@ -21,6 +21,7 @@ from typing import Any
 
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.ownership import job_of_owner
+from volcano_py.metrics import CONTROLLERS_REGISTRY
 from volcano_py.operator.controllers.commands import CommandConsumer
 from volcano_py.operator.controllers.cronjobs import CronJobController
 from volcano_py.operator.controllers.hypernodes import HyperNodeController
@@ -275,6 +276,7 @@ class LiveControllers:
             options.healthz_address,
             Probes(alive=lambda: "", ready=self.not_ready),
             health_ssl=options.health_ssl,
+            registry=CONTROLLERS_REGISTRY,
         )
         try:
             try:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Final
-
-from prometheus_client import Gauge
+from typing import Any
 
 from volcano_py.controllers.queue import (
     QueueRequest,
@@ -16,7 +14,7 @@ from volcano_py.controllers.queue import (
     queue_request_for_queue_change,
     sync_queue,
 )
-from volcano_py.metrics import REGISTRY
+from volcano_py.metrics import controllers as controller_metrics
 from volcano_py.operator.controllers.kinds import QUEUE
 from volcano_py.operator.controllers.ports import ApiRequests, EventRecorder
 from volcano_py.operator.controllers.store import ObjectStore
@@ -24,14 +22,6 @@ from volcano_py.operator.controllers.workqueue import KeyedWorkQueue, RetryLater
 from volcano_py.runtime.apiclient import MERGE_PATCH, ApiError
 
 log = logging.getLogger(__name__)
-
-# Volcano's controller exports the queue's PodGroups by phase (``queue_pod_group_*_count``).
-QUEUE_POD_GROUPS: Final = Gauge(
-    "queue_pod_group_count",
-    "volcano-py controllers: PodGroups of one queue, by phase",
-    ["queue_name", "phase"],
-    registry=REGISTRY,
-)
 
 
 class QueueController:
@@ -59,6 +49,9 @@ class QueueController:
         self, event_type: str, old: Mapping[str, Any] | None, new: Mapping[str, Any]
     ) -> None:
         if event_type == "DELETED":
+            # ``deleteQueue``: the queue's PodGroup counts go with it.
+            name = str((new.get("metadata") or {}).get("name"))
+            controller_metrics.forget_queue(name)
             return
         request = queue_request_for_queue_change(old, new)
         if request is None and not (new.get("status") or {}).get("state"):
@@ -94,8 +87,7 @@ class QueueController:
             queues=queues,
             pod_group_phases=self.store.pod_group_phases_of_queue(name),
         )
-        for phase, count in changes.pod_group_counts.items():
-            QUEUE_POD_GROUPS.labels(name, phase).set(count)
+        controller_metrics.queue_pod_groups_counted(name, changes.pod_group_counts)
         path = f"{QUEUE.collection_path}/{name}"
         patch: dict[str, Any] = {}
         if changes.parent is not None:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.models.queue_hierarchy import DEFAULT_MAX_DEPTH
+
+if TYPE_CHECKING:
+    from volcano_py.operator.webhooks.admission_conf import AdmissionConfFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,3 +24,7 @@ class WebhookOptions:
     root_queue_protection: bool = True
     # --enabled-admission: the webhook paths served (None: every one there is).
     enabled_paths: frozenset[str] | None = None
+    # Every --scheduler-name: the pods /pods/validate checks (upstream's SchedulerNames).
+    scheduler_names: tuple[str, ...] = (DEFAULT_SCHEDULER_NAME,)
+    # --admission-conf: the resource groups of /pods/mutate (None: the pods are left alone).
+    admission_conf: AdmissionConfFile | None = None

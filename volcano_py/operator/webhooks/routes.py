@@ -12,6 +12,7 @@ from volcano_py.operator.webhooks import (
     admit_jobflows,
     admit_jobs,
     admit_podgroups,
+    admit_pods,
     admit_queues,
 )
 from volcano_py.operator.webhooks.lookups import ClusterView
@@ -34,6 +35,10 @@ class Route:
 
 
 ROUTES: tuple[Route, ...] = (
+    Route("/pods/mutate", "Pod", "", "v1", "pods",
+          ("CREATE",), True, admit_pods.mutate),
+    Route("/pods/validate", "Pod", "", "v1", "pods",
+          ("CREATE",), False, admit_pods.validate),
     Route("/jobs/mutate", "Job", "batch.volcano.sh", "v1alpha1", "jobs",
           ("CREATE",), True, admit_jobs.mutate),
     Route("/jobs/validate", "Job", "batch.volcano.sh", "v1alpha1", "jobs",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from volcano_py.metrics import WEBHOOKS_REGISTRY
 from volcano_py.operator.webhooks.cabundle import inject_ca_bundle
 from volcano_py.operator.webhooks.lookups import ClusterReadError, ClusterView, LiveClusterView
 from volcano_py.operator.webhooks.options import WebhookOptions
@@ -168,6 +169,7 @@ class WebhookServer:
                 options.healthz_address,
                 Probes(alive=lambda: "", ready=lambda: ""),
                 health_ssl=options.health_ssl,
+                registry=WEBHOOKS_REGISTRY,
             )
             await endpoints.start()
             scheme = "https" if self.context else "http"

@@ -1,0 +1,347 @@
+"""The scheduler's metrics: ``pkg/scheduler/metrics`` (metrics.go, job.go, namespace.go,
+queue.go) with Volcano's names, types, labels and buckets; durations in milliseconds.
+
+Every family is listed, with the upstream function that sets it, in docs/metrics.md.
+``volcano_scheduler_config_reload_failures_total`` is ours alone (Volcano logs a bad reload).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Final
+
+from prometheus_client import Counter, Gauge, Histogram
+
+from volcano_py.api.resource import Resource
+from volcano_py.metrics import buckets
+from volcano_py.metrics.registry import NAMESPACE, SCHEDULER_REGISTRY, BareCounter
+
+_REG: Final = SCHEDULER_REGISTRY
+
+# --------------------------------------------------------------------------- metrics.go
+
+E2E_SCHEDULING_LATENCY: Final = Histogram(
+    "e2e_scheduling_latency_milliseconds",
+    "Duration of a single scheduling session execution in milliseconds. It covers the "
+    "entire cycle from session open, action executions to session close.",
+    namespace=NAMESPACE,
+    buckets=buckets.MS_1_TO_5000_20,
+    registry=_REG,
+)
+OPEN_SESSION_DURATION: Final = Histogram(
+    "open_session_duration_milliseconds",
+    "Duration of opening a scheduling session in milliseconds, including cache snapshot "
+    "and session initialization.",
+    namespace=NAMESPACE,
+    buckets=buckets.MS_1_TO_5000_20,
+    registry=_REG,
+)
+E2E_JOB_SCHEDULING_LATENCY: Final = Histogram(
+    "e2e_job_scheduling_latency_milliseconds",
+    "End-to-end job scheduling latency in milliseconds (histogram of per-job duration from "
+    "creation to last task assumed)",
+    namespace=NAMESPACE,
+    buckets=buckets.MS_100_TO_120000_30,
+    registry=_REG,
+)
+_JOB_LABELS: Final = ("job_name", "queue", "job_namespace")
+E2E_JOB_SCHEDULING_DURATION: Final = Gauge(
+    "e2e_job_scheduling_duration",
+    "Per-job duration from job creation to last task assumed in scheduler cache, in milliseconds",
+    _JOB_LABELS,
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+E2E_JOB_SCHEDULING_START_TIME: Final = Gauge(
+    "e2e_job_scheduling_start_time",
+    "E2E job scheduling start time",
+    _JOB_LABELS,
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+E2E_JOB_SCHEDULING_LAST_TIME: Final = Gauge(
+    "e2e_job_scheduling_last_time",
+    "E2E job scheduling last time",
+    _JOB_LABELS,
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+PLUGIN_SCHEDULING_LATENCY: Final = Histogram(
+    "plugin_scheduling_latency_milliseconds",
+    "Plugin scheduling latency in milliseconds",
+    ["plugin", "OnSession"],
+    namespace=NAMESPACE,
+    buckets=buckets.MS_0_1_TO_100_15,
+    registry=_REG,
+)
+ACTION_SCHEDULING_LATENCY: Final = Histogram(
+    "action_scheduling_latency_milliseconds",
+    "Action scheduling latency in milliseconds",
+    ["action"],
+    namespace=NAMESPACE,
+    buckets=buckets.MS_1_TO_2000_20,
+    registry=_REG,
+)
+TASK_SCHEDULING_LATENCY: Final = Histogram(
+    "task_scheduling_latency_milliseconds",
+    "Task scheduling latency from creation to various stages in milliseconds",
+    ["stage"],
+    namespace=NAMESPACE,
+    buckets=buckets.MS_50_TO_60000_30,
+    registry=_REG,
+)
+SCHEDULING_STAGE_DURATION: Final = Histogram(
+    "scheduling_stage_duration_milliseconds",
+    "Duration of per-task scheduling stages (Predicate, Scoring, PreBind, Bind) in milliseconds",
+    ["stage"],
+    namespace=NAMESPACE,
+    buckets=buckets.MS_0_1_TO_500_20,
+    registry=_REG,
+)
+# The per-task series, bound once: ``labels()`` costs more than the observation itself.
+STAGE_PREDICATE: Final = SCHEDULING_STAGE_DURATION.labels("Predicate")
+STAGE_SCORING: Final = SCHEDULING_STAGE_DURATION.labels("Scoring")
+TASK_WATCHED: Final = TASK_SCHEDULING_LATENCY.labels("Watched")
+TASK_ASSUMED: Final = TASK_SCHEDULING_LATENCY.labels("Assumed")
+
+# Served as volcano_schedule_attempts_total. Upstream declares it and never sets it
+# (``UpdatePodScheduleStatus`` has no caller); neither do we.
+SCHEDULE_ATTEMPTS: Final = Counter(
+    "schedule_attempts",
+    "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
+    "not be scheduled, while 'error' means an internal scheduler problem.",
+    ["result"],
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+POD_PREEMPTION_VICTIMS: Final = Gauge(
+    "pod_preemption_victims",
+    "Number of selected preemption victims",
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+PREEMPTION_ATTEMPTS: Final = BareCounter(
+    "total_preemption_attempts",
+    "Total preemption attempts in the cluster till now",
+    registry=_REG,
+)
+EVICTION_TRANSACTIONS: Final = Counter(  # served as volcano_eviction_transactions_total
+    "eviction_transactions",
+    "Total number of committed eviction transactions, by action",
+    ["action"],
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+# ``RegisterEvictionTransaction`` counts only these actions.
+EVICTION_ACTIONS: Final = frozenset({"preempt", "reclaim", "gangpreempt", "gangreclaim"})
+UNSCHEDULE_TASK_COUNT: Final = Gauge(
+    "unschedule_task_count",
+    "Number of tasks could not be scheduled",
+    ["job_id"],
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+UNSCHEDULE_JOB_COUNT: Final = Gauge(
+    "unschedule_job_count",
+    "Number of jobs could not be scheduled",
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+
+# --------------------------------------------------------------------------- job.go
+
+JOB_SHARE: Final = Gauge(
+    "job_share", "Share for one job", ["job_ns", "job_id"], namespace=NAMESPACE, registry=_REG
+)
+JOB_RETRY_COUNTS: Final = BareCounter(
+    "job_retry_counts", "Number of retry counts for one job", ["job_id"], registry=_REG
+)
+
+# --------------------------------------------------------------------------- namespace.go
+# Declared upstream with setters nothing calls (the namespace-fairness plugin that fed them is
+# gone): the families exist, with no series, as in Volcano.
+
+NAMESPACE_SHARE: Final = Gauge(
+    "namespace_share",
+    "Share for one namespace",
+    ["namespace_name"],
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+NAMESPACE_WEIGHT: Final = Gauge(
+    "namespace_weight",
+    "Weight for one namespace",
+    ["namespace_name"],
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+NAMESPACE_WEIGHTED_SHARE: Final = Gauge(
+    "namespace_weighted_share",
+    "Weighted share for one namespace",
+    ["namespace_name"],
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+
+# --------------------------------------------------------------------------- queue.go
+
+# kind -> upstream's help text; the families are queue_<kind>_{milli_cpu,memory_bytes,...}.
+_QUEUE_KINDS: Final = {
+    "allocated": "Allocated {} for one queue",
+    "request": "Request {} for one queue",
+    "deserved": "Deserved {} for one queue",
+    "capacity": "Capacity {} for one queue",
+    "real_capacity": "Capacity {} for one queue",
+    "inqueue": "Inqueue {} for admitted but not yet running jobs in one queue",
+}
+
+
+def _queue_gauges(kind: str) -> tuple[Gauge, Gauge, Gauge]:
+    text = _QUEUE_KINDS[kind]
+    cpu_word = "CPU" if kind == "inqueue" else "CPU count"
+    return (
+        Gauge(
+            f"queue_{kind}_milli_cpu",
+            text.format(cpu_word),
+            ["queue_name"],
+            namespace=NAMESPACE,
+            registry=_REG,
+        ),
+        Gauge(
+            f"queue_{kind}_memory_bytes",
+            text.format("memory"),
+            ["queue_name"],
+            namespace=NAMESPACE,
+            registry=_REG,
+        ),
+        Gauge(
+            f"queue_{kind}_scalar_resources",
+            text.format("scalar resources"),
+            ["queue_name", "resource"],
+            namespace=NAMESPACE,
+            registry=_REG,
+        ),
+    )
+
+
+QUEUE_RESOURCE_GAUGES: Final = {kind: _queue_gauges(kind) for kind in _QUEUE_KINDS}
+QUEUE_SHARE: Final = Gauge(
+    "queue_share", "Share for one queue", ["queue_name"], namespace=NAMESPACE, registry=_REG
+)
+QUEUE_WEIGHT: Final = Gauge(
+    "queue_weight", "Weight for one queue", ["queue_name"], namespace=NAMESPACE, registry=_REG
+)
+QUEUE_OVERUSED: Final = Gauge(
+    "queue_overused",
+    "If one queue is overused",
+    ["queue_name"],
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+
+# volcano-py's own: a scheduler conf that could not be reloaded (the last good one is kept).
+CONFIG_RELOAD_FAILURES: Final = Counter(
+    "scheduler_config_reload_failures",
+    "volcano-py: times the scheduler configuration could not be reloaded (kept the last good)",
+    namespace=NAMESPACE,
+    registry=_REG,
+)
+
+# queue -> the scalar resource names ever set on any of its families
+# (``knownScalarResources``, kept per queue as upstream): a name missing from an update is
+# set to 0, not left at its last value.
+_known_scalars: dict[str, set[str]] = {}
+_known_scalars_lock = threading.Lock()
+
+
+def update_queue_resource(kind: str, queue: str, resource: Resource) -> None:
+    """``UpdateQueue<Kind>``: the queue_<kind>_{milli_cpu,memory_bytes,scalar_resources}
+    families of one queue."""
+    cpu, memory, scalars = QUEUE_RESOURCE_GAUGES[kind]
+    cpu.labels(queue_name=queue).set(resource.milli_cpu)
+    memory.labels(queue_name=queue).set(resource.memory)
+    current: Mapping[str, float] = resource.scalar_resources
+    with _known_scalars_lock:
+        known = _known_scalars.setdefault(queue, set())
+        known.update(current)
+        for name in known:
+            scalars.labels(queue_name=queue, resource=name).set(current.get(name, 0.0))
+
+
+def forget_queue(queue: str) -> None:
+    """``DeleteQueueMetrics`` of the scheduler: every series of a deleted queue."""
+    for cpu, memory, _ in QUEUE_RESOURCE_GAUGES.values():
+        for gauge in (cpu, memory):
+            with contextlib.suppress(KeyError):
+                gauge.remove(queue)
+    for gauge in (QUEUE_SHARE, QUEUE_WEIGHT, QUEUE_OVERUSED):
+        with contextlib.suppress(KeyError):
+            gauge.remove(queue)
+    with _known_scalars_lock:
+        known = _known_scalars.pop(queue, set())
+    for _, _, scalars in QUEUE_RESOURCE_GAUGES.values():
+        for name in known:
+            with contextlib.suppress(KeyError):
+                scalars.remove(queue, name)
+
+
+# --------------------------------------------------------------------------- per job
+
+
+def job_pod_group_set(job_name: str, queue: str, namespace: str, created: str) -> None:
+    """``UpdateE2eSchedulingStartTimeByJob`` as the cache's ``setPodGroup`` calls it: the
+    job's creation time (Unix seconds) whenever its PodGroup is added or updated."""
+    seconds = epoch_seconds(created)
+    if seconds is not None:
+        E2E_JOB_SCHEDULING_START_TIME.labels(job_name, queue, namespace).set(int(seconds))
+
+
+def job_scheduled(job_name: str, queue: str, namespace: str, now: float, created: float) -> None:
+    """A task of the job was just allocated or pipelined at ``now`` (Unix seconds), the job
+    created at ``created``: ``UpdateE2eSchedulingDurationByJob`` (the per-job gauge and the
+    histogram) and ``UpdateE2eSchedulingLastTimeByJob``."""
+    elapsed = milliseconds(max(0.0, now - created))
+    E2E_JOB_SCHEDULING_DURATION.labels(job_name, queue, namespace).set(elapsed)
+    E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
+    E2E_JOB_SCHEDULING_LAST_TIME.labels(job_name, queue, namespace).set(int(now))
+
+
+def forget_job(job_name: str, queue: str, namespace: str) -> None:
+    """``DeleteJobMetrics`` of the scheduler: every series of a deleted job."""
+    for gauge in (
+        E2E_JOB_SCHEDULING_DURATION,
+        E2E_JOB_SCHEDULING_START_TIME,
+        E2E_JOB_SCHEDULING_LAST_TIME,
+    ):
+        with contextlib.suppress(KeyError):
+            gauge.remove(job_name, queue, namespace)
+    with contextlib.suppress(KeyError):
+        UNSCHEDULE_TASK_COUNT.remove(job_name)
+    with contextlib.suppress(KeyError):
+        JOB_SHARE.remove(namespace, job_name)
+    JOB_RETRY_COUNTS.remove(job_name)
+
+
+def eviction_committed(action: str) -> None:
+    """``RegisterEvictionTransaction``: only Volcano's four evicting actions count."""
+    if action in EVICTION_ACTIONS:
+        EVICTION_TRANSACTIONS.labels(action=action).inc()
+
+
+def milliseconds(seconds: float) -> float:
+    return seconds * 1000.0
+
+
+@functools.lru_cache(maxsize=4096)
+def epoch_seconds(timestamp: str) -> float | None:
+    """An RFC 3339 timestamp as seconds since the epoch (None when absent or bad)."""
+    if not timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
