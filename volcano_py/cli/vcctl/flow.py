@@ -174,7 +174,7 @@ async def delete_flows(client: Client, kind: FlowKind, opts: Mapping[str, Any]) 
     return f"Deleted {kind.kind}: {meta.get('namespace', '')}/{meta.get('name', '')}\n"
 
 
-def go_ordered(obj: Mapping[str, Any]) -> dict[str, Any]:
+def go_ordered(obj: Mapping[str, Any], has_state: bool) -> dict[str, Any]:
     """The object with managedFields removed and its keys in the Go type's order where vcctl
     knows it (top level and metadata)."""
     meta = {k: v for k, v in _meta(obj).items() if k != "managedFields"}
@@ -186,14 +186,17 @@ def go_ordered(obj: Mapping[str, Any]) -> dict[str, Any]:
             result[key] = obj[key]
     result["metadata"] = ordered_meta
     result["spec"] = obj.get("spec") or {}
-    result["status"] = obj.get("status") or {"state": {}}
+    status = dict(obj.get("status") or {})
+    if has_state:  # JobFlowStatus.State is a struct without omitempty: always written
+        status.setdefault("state", {})
+    result["status"] = status
     result.update({k: v for k, v in obj.items() if k not in result})
     return result
 
 
-def print_detail(obj: Mapping[str, Any], output_format: str) -> str:
+def print_detail(kind: FlowKind, obj: Mapping[str, Any], output_format: str) -> str:
     """``PrintJobFlowDetail``: JSON indented by two spaces, or YAML with sorted keys."""
-    ordered = go_ordered(obj)
+    ordered = go_ordered(obj, kind.has_phase)
     if output_format == "json":
         return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
     if output_format == "yaml":
@@ -211,6 +214,6 @@ async def describe_flows(client: Client, kind: FlowKind, opts: Mapping[str, Any]
         found = await client.get(f"{_path(kind, namespace)}/{opts['name']}")
         found.setdefault("apiVersion", "flow.volcano.sh/v1alpha1")
         found.setdefault("kind", kind.kind)
-        return print_detail(found, output_format)
+        return print_detail(kind, found, output_format)
     objects = await client.list(_path(kind, namespace))
-    return "\n\n".join(print_detail(obj, output_format) for obj in objects)
+    return "\n\n".join(print_detail(kind, obj, output_format) for obj in objects)
