@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from volcano_py.cli.vcctl.main import run_command, vcctl_main
 from volcano_py.cli.vcctl.commands import standalone_commands
+from volcano_py.cli.vcctl.main import run_command, vcctl_main
 
 Answer = tuple[int, Any] | Callable[[dict[str, Any]], tuple[int, Any]]
 
@@ -56,16 +56,24 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             request = Request(
-                self.command, parts.path, parse_qs(parts.query), body,
+                self.command,
+                parts.path,
+                parse_qs(parts.query),
+                body,
                 self.headers.get("Content-Type", ""),
-            )  # fmt: skip
+            )
             api.requests.append(request)
             answer = api.routes.get((self.command, parts.path))
             if answer is None:
-                status, payload = 404, {
-                    "kind": "Status", "status": "Failure", "reason": "NotFound",
-                    "message": f"{parts.path} not found",
-                }  # fmt: skip
+                status, payload = (
+                    404,
+                    {
+                        "kind": "Status",
+                        "status": "Failure",
+                        "reason": "NotFound",
+                        "message": f"{parts.path} not found",
+                    },
+                )
             elif callable(answer):
                 status, payload = answer(body)
             else:

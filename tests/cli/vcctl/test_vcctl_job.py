@@ -103,7 +103,9 @@ LIST_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "items", "flags", "expected"), LIST_CASES, ids=[c[0] for c in LIST_CASES])
+@pytest.mark.parametrize(
+    ("case", "items", "flags", "expected"), LIST_CASES, ids=[c[0] for c in LIST_CASES]
+)
 def test_list_job(api, vcctl, case, items, flags, expected) -> None:
     api.on("GET", JOBS, _list(*items))
     api.on("GET", ALL_JOBS, _list(*items))
@@ -119,12 +121,29 @@ def test_list_job_counts_and_type(api, vcctl) -> None:
     job["metadata"]["labels"] = {"volcano.sh/job-type": "MPI"}
     job["metadata"]["creationTimestamp"] = "2024-03-01T10:00:00Z"
     job["spec"]["tasks"] = [{"replicas": 2}, {"replicas": 3}]
-    job["status"] = {"state": {"phase": "Running"}, "minAvailable": 5, "pending": 1,
-                     "running": 4, "retryCount": 2}  # fmt: skip
+    job["status"] = {
+        "state": {"phase": "Running"},
+        "minAvailable": 5,
+        "pending": 1,
+        "running": 4,
+        "retryCount": 2,
+    }
     api.on("GET", JOBS, _list(job))
     line = vcctl("job", "list").out.splitlines()[1]
-    assert line.split() == ["mpi-job", line.split()[1], "Running", "MPI", "5", "5", "1", "4",
-                            "0", "0", "0", "2"]  # fmt: skip
+    assert line.split() == [
+        "mpi-job",
+        line.split()[1],
+        "Running",
+        "MPI",
+        "5",
+        "5",
+        "1",
+        "4",
+        "0",
+        "0",
+        "0",
+        "2",
+    ]
 
 
 def test_list_job_empty(api, vcctl) -> None:
@@ -143,31 +162,54 @@ VIEW_JOB = {
         "annotations": {"AnnotationWithLongLongLongLongName": "LongLongLongLongAnnotationValue"},
     },
     "spec": {
-        "tasks": [{
-            "name": "taskWithLongLongLongLongName",
-            "replicas": 2147483647,
-            "template": {"metadata": {}, "spec": {
-                "containers": [{"command": ["echo", "123"], "ports": [{"name": "placeholder"}]}],
-                "imagePullSecrets": [{"name": "imagepull-secret"}],
-            }},
-        }],
+        "tasks": [
+            {
+                "name": "taskWithLongLongLongLongName",
+                "replicas": 2147483647,
+                "template": {
+                    "metadata": {},
+                    "spec": {
+                        "containers": [
+                            {"command": ["echo", "123"], "ports": [{"name": "placeholder"}]}
+                        ],
+                        "imagePullSecrets": [{"name": "imagepull-secret"}],
+                    },
+                },
+            }
+        ],
     },
     "status": {
-        "succeeded": 1, "pending": 3, "running": 1, "failed": 2, "unknown": 10,
-        "terminating": 4, "retryCount": 5, "minAvailable": 6, "version": 7,
+        "succeeded": 1,
+        "pending": 3,
+        "running": 1,
+        "failed": 2,
+        "unknown": 10,
+        "terminating": 4,
+        "retryCount": 5,
+        "minAvailable": 6,
+        "version": 7,
         "controlledResources": {"svc": ""},
     },
-}  # fmt: skip
+}
 
 
 def test_view_job(api, vcctl) -> None:
     api.on("GET", "/apis/batch.volcano.sh/v1alpha1/namespaces/test/jobs/testJob", VIEW_JOB)
-    api.on("GET", "/api/v1/namespaces/test/events", {"items": [
-        {"metadata": {"name": "testJobWithLongLongLongName.123"}, "count": 1},
-        {"metadata": {"name": "testJobWithLongLongLongName.456"}, "count": 2,
-         "firstTimestamp": "2024-01-01T00:00:00Z"},
-        {"metadata": {"name": "otherJob.789"}, "count": 1},
-    ]})  # fmt: skip
+    api.on(
+        "GET",
+        "/api/v1/namespaces/test/events",
+        {
+            "items": [
+                {"metadata": {"name": "testJobWithLongLongLongName.123"}, "count": 1},
+                {
+                    "metadata": {"name": "testJobWithLongLongLongName.456"},
+                    "count": 2,
+                    "firstTimestamp": "2024-01-01T00:00:00Z",
+                },
+                {"metadata": {"name": "otherJob.789"}, "count": 1},
+            ]
+        },
+    )
     result = vcctl("job", "view", "-n", "test", "-N", "testJob")
     assert result.code == 0, result
     lines = result.out.splitlines()
@@ -201,8 +243,13 @@ def test_view_job(api, vcctl) -> None:
     ]
     events = result.out[result.out.index("Events:") :].splitlines()
     assert events[0] == "Events:"
-    assert events[1].split("\t") == [f"{'Type':<15}", f"{'Reason':<40}", f"{'Age':<30}",
-                                      f"{'Form':<40}", "Message"]  # fmt: skip
+    assert events[1].split("\t") == [
+        f"{'Type':<15}",
+        f"{'Reason':<40}",
+        f"{'Age':<30}",
+        f"{'Form':<40}",
+        "Message",
+    ]
     assert events[2].split("\t")[0] == "-------        "
     assert len(events) == 5  # two rows: the other job's event is left out
     assert "<unknown>" in events[3]  # no firstTimestamp: a zero time
@@ -219,11 +266,20 @@ def test_view_job_requires_a_name(api, vcctl) -> None:
 
 
 def test_view_job_not_found_is_the_servers_message(api, vcctl) -> None:
-    api.on("GET", f"{JOBS}/gone", {"kind": "Status", "message": 'jobs.batch.volcano.sh "gone" '
-                                   "not found", "reason": "NotFound"}, status=404)  # fmt: skip
+    api.on(
+        "GET",
+        f"{JOBS}/gone",
+        {
+            "kind": "Status",
+            "message": 'jobs.batch.volcano.sh "gone" not found',
+            "reason": "NotFound",
+        },
+        status=404,
+    )
     result = vcctl("job", "view", "-N", "gone")
     assert (result.code, result.out) == (
-        255, 'Failed to view job: jobs.batch.volcano.sh "gone" not found\n'
+        255,
+        'Failed to view job: jobs.batch.volcano.sh "gone" not found\n',
     )
 
 
@@ -232,16 +288,22 @@ def test_print_events_none() -> None:
 
 
 def test_print_job_info_conditions_only_in_vcctl() -> None:
-    job = {"status": {"conditions": [{"status": "Running",
-                                      "lastTransitionTime": "2024-01-01T00:00:00Z"}]}}
+    job = {
+        "status": {
+            "conditions": [{"status": "Running", "lastTransitionTime": "2024-01-01T00:00:00Z"}]
+        }
+    }
     assert "Conditions:\n    Status\tTransitionTime\n    Running \t" in print_job_info(job)
     assert "Conditions" not in print_job_info(job, conditions=False)
 
 
 # run_test.go TestCreateJob: from flags, and from a file.
 def test_create_job_from_flags(api, vcctl) -> None:
-    api.on("POST", "/apis/batch.volcano.sh/v1alpha1/namespaces/test/jobs",
-           {"metadata": {"name": "test"}})  # fmt: skip
+    api.on(
+        "POST",
+        "/apis/batch.volcano.sh/v1alpha1/namespaces/test/jobs",
+        {"metadata": {"name": "test"}},
+    )
     result = vcctl("job", "run", "-N", "test", "-n", "test", "-R", "cpu=1000m,memory=100Mi")
     assert (result.code, result.out) == (0, "run job test successfully\n")
     (post,) = api.made("POST")
@@ -252,26 +314,30 @@ def test_create_job_from_flags(api, vcctl) -> None:
         "spec": {
             "schedulerName": "volcano",
             "minAvailable": 1,
-            "tasks": [{
-                "replicas": 1,
-                "template": {
-                    "metadata": {"name": "test", "labels": {"job.volcano.sh": "test"}},
-                    "spec": {
-                        "containers": [{
-                            "name": "test",
-                            "image": "busybox",
-                            "resources": {
-                                "limits": {"cpu": "1", "memory": "100Mi"},
-                                "requests": {"cpu": "1", "memory": "100Mi"},
-                            },
-                            "imagePullPolicy": "IfNotPresent",
-                        }],
-                        "restartPolicy": "Never",
+            "tasks": [
+                {
+                    "replicas": 1,
+                    "template": {
+                        "metadata": {"name": "test", "labels": {"job.volcano.sh": "test"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "test",
+                                    "image": "busybox",
+                                    "resources": {
+                                        "limits": {"cpu": "1", "memory": "100Mi"},
+                                        "requests": {"cpu": "1", "memory": "100Mi"},
+                                    },
+                                    "imagePullPolicy": "IfNotPresent",
+                                }
+                            ],
+                            "restartPolicy": "Never",
+                        },
                     },
-                },
-            }],
+                }
+            ],
         },
-    }  # fmt: skip
+    }
 
 
 def test_create_job_with_file(api, vcctl, tmp_path) -> None:
@@ -301,9 +367,15 @@ def test_run_job_errors(api, vcctl, argv, message) -> None:
 
 
 def _command_round_trip(api, namespace: str, job_name: str) -> list[Any]:
-    api.on("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{job_name}",
-           {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-            "metadata": {"name": job_name, "namespace": namespace, "uid": "u-1"}})  # fmt: skip
+    api.on(
+        "GET",
+        f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{job_name}",
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": job_name, "namespace": namespace, "uid": "u-1"},
+        },
+    )
     api.routes[("POST", f"/apis/bus.volcano.sh/v1alpha1/namespaces/{namespace}/commands")] = (
         lambda body: (201, body)
     )
@@ -311,13 +383,22 @@ def _command_round_trip(api, namespace: str, job_name: str) -> list[Any]:
 
 
 def _expected_command(action: str, name: str, namespace: str) -> dict[str, Any]:
-    ref = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": name,
-           "uid": "u-1", "controller": True, "blockOwnerDeletion": True}  # fmt: skip
+    ref = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": name,
+        "uid": "u-1",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
     return {
         "apiVersion": "bus.volcano.sh/v1alpha1",
         "kind": "Command",
-        "metadata": {"generateName": f"{name}-{action.lower()}-", "namespace": namespace,
-                     "ownerReferences": [ref]},  # fmt: skip
+        "metadata": {
+            "generateName": f"{name}-{action.lower()}-",
+            "namespace": namespace,
+            "ownerReferences": [ref],
+        },
         "action": action,
         "target": ref,
     }
@@ -337,7 +418,8 @@ def test_suspend_and_resume_create_a_command(api, vcctl, verb, action) -> None:
 def test_job_verbs_require_a_name(api, vcctl, verb) -> None:
     result = vcctl("job", verb)
     assert (result.code, result.out) == (
-        255, f"Failed to {verb} job: job name is mandatory to {verb} a particular job\n"
+        255,
+        f"Failed to {verb} job: job name is mandatory to {verb} a particular job\n",
     )
 
 
@@ -355,13 +437,15 @@ def test_vcancel(api, tool) -> None:
     assert (result.code, result.out) == (0, "cancel job testjob successfully\n")
     result = tool("vcancel")
     assert (result.code, result.out) == (
-        255, "Failed to: job name is mandatory to cancel a particular job\n"
+        255,
+        "Failed to: job name is mandatory to cancel a particular job\n",
     )
 
 
 # vsuspend suspend_test.go TestSuspendJob, vresume resume_test.go TestResumeJob
-@pytest.mark.parametrize(("tool_name", "action"), [("vsuspend", "AbortJob"),
-                                                   ("vresume", "ResumeJob")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("tool_name", "action"), [("vsuspend", "AbortJob"), ("vresume", "ResumeJob")]
+)
 def test_vsuspend_and_vresume(api, tool, tool_name, action) -> None:
     _command_round_trip(api, "test", "testjob")
     result = tool(tool_name, "-N", "test", "-n", "testjob")
@@ -373,8 +457,9 @@ def test_vsub_defaults_from_environment_and_command(api, tool, monkeypatch) -> N
     monkeypatch.setenv("VOLCANO_SCHEDULER_NAME", "my-scheduler")
     monkeypatch.setenv("VOLCANO_DEFAULT_IMAGE", "alpine")
     monkeypatch.setenv("VOLCANO_DEFAULT_JOB_NAMESPACE", "team")
-    api.on("POST", "/apis/batch.volcano.sh/v1alpha1/namespaces/team/jobs",
-           {"metadata": {"name": "j"}})  # fmt: skip
+    api.on(
+        "POST", "/apis/batch.volcano.sh/v1alpha1/namespaces/team/jobs", {"metadata": {"name": "j"}}
+    )
     result = tool("vsub", "-n", "j", "-c", "sh -c 'sleep 10'")
     assert (result.code, result.out) == (0, "run job j successfully\n")
     body = api.made("POST")[0].body
@@ -385,8 +470,11 @@ def test_vsub_defaults_from_environment_and_command(api, tool, monkeypatch) -> N
 
 
 def test_vjobs_lists_without_a_name_and_filters_while_printing(api, tool) -> None:
-    api.on("GET", JOBS, _list(_job("a-very-long-job-name", scheduler="other"),
-                              _job("short", scheduler="volcano")))  # fmt: skip
+    api.on(
+        "GET",
+        JOBS,
+        _list(_job("a-very-long-job-name", scheduler="other"), _job("short", scheduler="volcano")),
+    )
     result = tool("vjobs", "-S", "volcano")
     lines = result.out.splitlines()
     # The widths come from every job (upstream filters only while printing).
