@@ -11,6 +11,7 @@ Exit statuses and messages follow cobra and upstream's ``util.CheckError``:
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -44,9 +45,11 @@ def run_command(command: Command, argv: Sequence[str], out: TextIO, err: TextIO)
     if command.prepare is not None:
         command.prepare(opts)
     try:
-        output = run_with_client(
-            str(opts["master"]), str(opts["kubeconfig"]), lambda c: command.run(c, opts)
-        )
+        # Warnings of a command (sys.stderr) go where this call's errors go.
+        with contextlib.redirect_stderr(err):
+            output = run_with_client(
+                str(opts["master"]), str(opts["kubeconfig"]), lambda c: command.run(c, opts)
+            )
     except PartialFailure as failure:
         out.write(failure.output)
         return EXIT_FAILURE
