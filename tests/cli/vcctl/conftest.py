@@ -30,6 +30,7 @@ class Request:
     query: dict[str, list[str]]
     body: Any
     content_type: str
+    authorization: str = ""
 
 
 @dataclass
@@ -61,6 +62,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 parse_qs(parts.query),
                 body,
                 self.headers.get("Content-Type", ""),
+                self.headers.get("Authorization", ""),
             )
             api.requests.append(request)
             answer = api.routes.get((self.command, parts.path))

@@ -12,6 +12,7 @@ event loop per command.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -28,8 +29,10 @@ class CommandError(Exception):
 
 
 def cluster_access(master: str, kubeconfig: str) -> ClusterAccess:
+    # KUBECONFIG read now, not when the kubernetes package was imported (its default).
+    path = kubeconfig or os.environ.get("KUBECONFIG", "")
     try:
-        access = ClusterAccess.load(kubeconfig or None)
+        access = ClusterAccess.load(path or None)
     except Exception as error:
         if kubeconfig or not master:
             detail = str(error) or type(error).__name__
