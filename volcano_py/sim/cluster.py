@@ -42,6 +42,7 @@ NAMESPACED: Final = frozenset(
         "Job.batch",
         "JobFlow",
         "JobTemplate",
+        "CronJob",
     }
 )
 # Kubernetes' batch Job is kept apart from Volcano's Job (the same kind name).
@@ -231,6 +232,31 @@ class InMemoryCluster:
         )
         pod["metadata"]["deletionTimestamp"] = now
         self.evictions.append(task.key)
+        self.changes += 1
+        self.update(pod)
+
+    def evict_through_api(self, key: str) -> None:
+        """An API eviction (``pods/eviction``, as ``kubectl drain`` makes): the pod gets the
+        ``DisruptionTarget`` condition the API server writes and is deleted gracefully (gone
+        at the start of the next cycle); its controller sees it deleted before it finished."""
+        pod = self.get("Pod", key)
+        if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        pod = copy.deepcopy(pod)
+        conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+        conditions[:] = [c for c in conditions if c.get("type") != "DisruptionTarget"]
+        conditions.append(
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": timestamp(self.clock()),
+                "message": "Eviction API: evicting",
+                "reason": "EvictionByEvictionAPI",
+                "status": "True",
+                "type": "DisruptionTarget",
+            }
+        )
+        pod["metadata"]["deletionTimestamp"] = timestamp(self.clock())
+        self.evictions.append(key)
         self.changes += 1
         self.update(pod)
 
