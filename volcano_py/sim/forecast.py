@@ -3,10 +3,12 @@ pods running (``starts`` in the report), and what it waited for.
 
 "Waited for" is kept simple and checkable: the jobs whose pods released resources (finished,
 were deleted, evicted or reclaimed) on the nodes the group's pods were then bound to, since
-the cycle before the one in which it was bound, the last cycle in which it was still blocked.
-Those are the releases that made it fit. A release it did not need then (a node that had room
-anyway) can be named, and a release long before its last failed attempt is not: that one
-did not suffice alone.
+the group was last blocked. A group is blocked in a cycle in which nothing of it moved: its
+PodGroup's phase did not change, none of its pods was made or bound. The cycles from its
+last blocked one to its bind are the steps it then took without stopping (admitted to its
+queue, its pods made, bound); the releases in them on those nodes are what let it through.
+A release it did not need then (a node that had room anyway) can be named; a release before
+its last blocked cycle is not (it did not suffice alone: the group stayed blocked after it).
 
 The tracker is fed by the simulated cluster's pod events (``on_pod``) and asked once per
 cycle (``check``); it keeps per group only the pods that run, and per node the releases.
@@ -88,8 +90,10 @@ class Forecast:
     _running: dict[str, set[str]] = field(default_factory=dict)
     _initially_running: set[str] = field(default_factory=set)
     _dirty: set[str] = field(default_factory=set)
-    # Group -> the time of the cycle before the one its last pod was bound in.
+    # Group -> when it last moved, and the last cycle it was blocked before that run of moves.
+    _last_moved: dict[str, float] = field(default_factory=dict)
     _blocked_until: dict[str, float] = field(default_factory=dict)
+    _phases: dict[str, str] = field(default_factory=dict)
     # Node -> [(time, workload)] of releases, in time order.
     _releases: dict[str, list[tuple[float, str]]] = field(default_factory=dict)
 
@@ -99,7 +103,17 @@ class Forecast:
         phase = (pod_group.get("status") or {}).get("phase") or ""
         if self.loading and phase not in _WAITING_PHASES:
             self.running_at_start.add(key)  # running, or done: not waiting at the start
+        if self._phases.get(key) != phase:
+            self._phases[key] = phase
+            self._moved(key)
         self._dirty.add(key)
+
+    def _moved(self, group: str) -> None:
+        last = self._last_moved.get(group)
+        if last is None or last < self.previous:
+            # The cycle before this one was a blocked one for the group.
+            self._blocked_until[group] = self.previous
+        self._last_moved[group] = self.now
 
     def on_pod(
         self, key: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
@@ -122,8 +136,8 @@ class Forecast:
             self._dirty.add(group)
         else:
             members.discard(key)
-        if now_holds and not (old is not None and text(spec(old).get("nodeName"))):
-            self._blocked_until[group] = self.previous
+        if old is None or (now_holds and not text(spec(old).get("nodeName"))):
+            self._moved(group)  # a pod made or bound
 
     def check(
         self, pod_groups: Mapping[str, Mapping[str, Any]], pods: Mapping[str, Mapping[str, Any]]

@@ -164,6 +164,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "starts": _starts(sim),
         # Not part of the JSON output: the table's forecast reads them.
         "_forecast": _forecast(sim, pod_groups),
+        "_cycles_run": sim.cycles_run,
     }
 
 
@@ -233,7 +234,11 @@ def render_table(
 ) -> str:
     """For people: pods by node, waiting groups with their reasons, queue usage, and when
     each job that waited at the start starts."""
-    lines = [f"Simulated {report['cycles']} scheduling cycle(s).", ""]
+    header = f"Simulated {report['cycles']} scheduling cycle(s)"
+    run = report.get("_cycles_run", report["cycles"])
+    if run < report["cycles"]:
+        header += f" ({run} run, the clock jumped over the others: nothing could change in them)"
+    lines = [header + ".", ""]
     by_node: dict[str, list[str]] = {}
     waiting: list[str] = []
     for key, pod in report["pods"].items():
