@@ -103,9 +103,7 @@ def simulate(tmp_path: Path, objects: list[dict[str, Any]], *args: str) -> dict[
 
 def simulate_yaml(tmp_path: Path, objects: list[dict[str, Any]], *args: str) -> dict[str, Any]:
     """The ``--format yaml`` output's objects by (kind, name)."""
-    code, out, err = simulate_text(
-        tmp_path, yaml.safe_dump_all(objects), "--format", "yaml", *args
-    )
+    code, out, err = simulate_text(tmp_path, yaml.safe_dump_all(objects), "--format", "yaml", *args)
     assert code == 0, err
     document = yaml.safe_load(out)
     return {(item["kind"], item["metadata"]["name"]): item for item in document["items"]}

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
+from tests.sim.roundtrip import simulate_text
 from tests.sim.simclock import job, node, refused, running_pod, simulate, simulate_yaml
 from volcano_py.framework.conf_check import load_default_conf
 from volcano_py.scheduler.registry import PluginRegistry
@@ -47,12 +49,12 @@ def test_the_schedule_period_spaces_the_cycles(tmp_path: Path) -> None:
 def test_until_is_inclusive(tmp_path: Path) -> None:
     """Running from cycle 3 (00:00:03) for 57 s: it finishes at exactly 00:01:00."""
     objects = [node(), job("short", {"volcano-py.sim/run-seconds": "57"})]
-    assert simulate(tmp_path, objects, "--until", "1m")["pods"]["default/short-w-0"][
-        "phase"
-    ] == ("Succeeded")
-    assert simulate(tmp_path, objects, "--until", "59s")["pods"]["default/short-w-0"][
-        "phase"
-    ] == ("Running")
+    assert simulate(tmp_path, objects, "--until", "1m")["pods"]["default/short-w-0"]["phase"] == (
+        "Succeeded"
+    )
+    assert simulate(tmp_path, objects, "--until", "59s")["pods"]["default/short-w-0"]["phase"] == (
+        "Running"
+    )
 
 
 def test_a_quiet_day_costs_a_handful_of_cycles() -> None:
@@ -115,9 +117,6 @@ def test_a_run_that_never_settles_is_cut_short_with_a_warning(
             },
         },
     }
-    from tests.sim.roundtrip import simulate_text
-    import yaml
-
     code, _out, err = simulate_text(tmp_path, yaml.safe_dump_all([node(), deployment]))
     assert code == 0
     assert "warning: stopped after 30 cycles with the cluster still changing" in err

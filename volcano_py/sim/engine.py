@@ -24,6 +24,7 @@ from volcano_py.controllers.job import (
     sync_depends_only_on_state,
     sync_job,
 )
+from volcano_py.controllers.job_status import is_job_finished
 from volcano_py.controllers.ownership import job_of_owner, job_of_pod
 from volcano_py.controllers.podgroup import pod_group_for_pod
 from volcano_py.controllers.timefmt import parse_timestamp
@@ -131,10 +132,25 @@ class Simulation:
         # revision is past every version it holds) never reuses the first run's.
         self.state.uid_salt = f"{self.seed}/{self.cluster.identities.revision}"
         self._sync_quotas()
-        for key, _job in self.cluster.items("Job"):
-            self._request(key, JobRequest(event="OutOfSync"))
+        for key, job in self.cluster.items("Job"):
+            if self._settled(key, job):
+                self.job_requests.pop(key, None)  # its pods' arrival asks for nothing either
+            else:
+                self._request(key, JobRequest(event="OutOfSync"))
         # What runs from here on was not running at the start (the forecast's question).
         self.forecast.loading = False
+
+    def _settled(self, key: str, job: Mapping[str, Any]) -> bool:
+        """A finished job with nothing left to kill (every pod finished, its PodGroup gone):
+        the controller's first sync would only bump its ``status.version`` (upstream's
+        ``killJob`` of a finished job), which the watch of a running controller never asks
+        for. Left alone, so simulating a ``--format yaml`` output again keeps it as it was."""
+        if not is_job_finished(job) or self._pod_group_of_job(job) is not None:
+            return False
+        pods = self._pods_of_job(key).by_key.values()
+        return all(
+            (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") for pod in pods
+        )
 
     # ------------------------------------------------------------------ watch side effects
 
