@@ -215,9 +215,12 @@ def _forecast_lines(
         if after is None:
             if until is not None:
                 span = format_go_duration(round(until * 1_000_000_000))
-                text = f"does not start within {span}: nothing frees what it needs by then"
+                text = f"does not start within {span}"
             else:
                 text = "does not start in this run (give --until to look further)"
+            reason = report["unschedulable"].get(key)
+            if reason:
+                text += f"; at the end: {reason}"
         else:
             when = format_go_duration(round(after * 1_000_000_000))
             text = f"starts at +{when}"
