@@ -139,3 +139,82 @@ def test_failed_history_defaults_to_one(tmp_path: Path) -> None:
     assert _jobs(report) == {
         f"default/nightly-eval-{_minutes('2026-01-01T00:45:00+00:00')}": "Failed"
     }
+
+
+# ---------------------------------------------------------------------- batch/v1 CronJob
+
+
+def _batch_cronjob(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "hello", "namespace": "default"},
+        "spec": {
+            "schedule": "*/10 * * * *",
+            "jobTemplate": {
+                "spec": {
+                    "template": {
+                        "metadata": {"annotations": {"volcano-py.sim/run-seconds": "120"}},
+                        "spec": {
+                            "schedulerName": "volcano",
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                        },
+                    }
+                }
+            },
+            **spec,
+        },
+    }
+
+
+def test_a_batch_cronjob_makes_batch_jobs_on_the_clock(tmp_path: Path) -> None:
+    """Every 10 minutes a batch/v1 Job ``hello-<minutes>`` (its pod runs 2 minutes); the
+    default history keeps the last 3 successful jobs, their pods deleted with the others."""
+    listed = simulate_yaml(tmp_path, [node(), _batch_cronjob()], "--until", "1h")
+    jobs = sorted(name for kind, name in listed if kind == "Job")
+    expected = [f"hello-{_minutes(f'2026-01-01T00:{m}:00+00:00')}" for m in ("30", "40", "50")]
+    assert jobs == [*expected, f"hello-{_minutes('2026-01-01T01:00:00+00:00')}"]
+    job = listed[("Job", expected[0])]
+    assert job["apiVersion"] == "batch/v1"
+    assert job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"] == (
+        "2026-01-01T00:30:00Z"
+    )
+    assert job["metadata"]["ownerReferences"][0]["apiVersion"] == "batch/v1"
+    assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+    cronjob = listed[("CronJob", "hello")]
+    assert cronjob["status"]["lastScheduleTime"] == "2026-01-01T01:00:00Z"
+    assert cronjob["status"]["active"][0]["apiVersion"] == "batch/v1"
+    pods = [name for kind, name in listed if kind == "Pod"]
+    assert len(pods) == 4 and all(name.startswith(tuple(jobs)) for name in pods)
+
+
+def test_a_batch_cronjob_and_a_volcano_one_of_one_name_are_two(tmp_path: Path) -> None:
+    volcano = _cronjob(run_seconds=60)
+    volcano["metadata"]["name"] = "hello"
+    report = simulate(tmp_path, [node(), _batch_cronjob(), volcano], "--until", "15m")
+    assert list(report["jobs"]) == [f"default/hello-{_minutes('2026-01-01T00:15:00+00:00')}"]
+    batch_pods = f"default/hello-{_minutes('2026-01-01T00:10:00+00:00')}-"
+    assert len([key for key in report["pods"] if key.startswith(batch_pods)]) == 1
+
+
+def test_a_bad_batch_cronjob_is_refused_naming_the_field(tmp_path: Path) -> None:
+    from tests.sim.simclock import refused
+
+    err = refused(tmp_path, [node(), _batch_cronjob(schedule="*/10 * *")])
+    assert "CronJob default/hello: spec.schedule:" in err
+    bad_template = _batch_cronjob()
+    template = bad_template["spec"]["jobTemplate"]["spec"]["template"]
+    template["spec"]["restartPolicy"] = "Always"
+    err = refused(tmp_path, [node(), bad_template])
+    assert (
+        "CronJob default/hello: spec.jobTemplate.spec.template.spec.restartPolicy:"
+        ' Unsupported value: "Always"'
+    ) in err
+    template["spec"]["restartPolicy"] = "Never"
+    template["metadata"]["annotations"]["volcano-py.sim/run-seconds"] = "-1"
+    err = refused(tmp_path, [node(), bad_template])
+    assert (
+        "CronJob default/hello: spec.jobTemplate.spec.template.metadata.annotations."
+        "volcano-py.sim/run-seconds: a run time cannot be negative"
+    ) in err

@@ -43,10 +43,12 @@ NAMESPACED: Final = frozenset(
         "JobFlow",
         "JobTemplate",
         "CronJob",
+        "CronJob.batch",
     }
 )
-# Kubernetes' batch Job is kept apart from Volcano's Job (the same kind name).
+# Kubernetes' batch Job and CronJob are kept apart from Volcano's (the same kind names).
 BATCH_JOB: Final = "Job.batch"
+BATCH_CRONJOB: Final = "CronJob.batch"
 
 
 @functools.lru_cache(maxsize=256)
@@ -58,10 +60,11 @@ def timestamp(seconds: float) -> str:
 
 
 def store_kind(obj: Mapping[str, Any]) -> str:
-    """The kind an object is stored under: its kind, but ``Job.batch`` for a batch/v1 Job."""
+    """The kind an object is stored under: its kind, but ``Job.batch`` for a batch/v1 Job and
+    ``CronJob.batch`` for a batch/v1 CronJob."""
     kind = str(obj.get("kind", ""))
-    if kind == "Job" and str(obj.get("apiVersion", "")).startswith("batch/"):
-        return BATCH_JOB
+    if kind in ("Job", "CronJob") and str(obj.get("apiVersion", "")).startswith("batch/"):
+        return BATCH_JOB if kind == "Job" else BATCH_CRONJOB
     return kind
 
 

@@ -33,9 +33,16 @@ from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.registry import new_action
-from volcano_py.sim import cronjobs, job_ttl, jobflows, node_usage
+from volcano_py.sim import batch_cronjobs, cronjobs, job_ttl, jobflows, node_usage
 from volcano_py.sim.clock import SimClock, seconds_since_epoch
-from volcano_py.sim.cluster import EPOCH, InMemoryCluster, object_key, revised, timestamp
+from volcano_py.sim.cluster import (
+    BATCH_CRONJOB,
+    EPOCH,
+    InMemoryCluster,
+    object_key,
+    revised,
+    timestamp,
+)
 from volcano_py.sim.forecast import Forecast
 from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
@@ -352,13 +359,17 @@ class Simulation:
             job_ttl.delete_job_and_dependents(self.cluster, job_key)
 
     def _run_cronjobs(self) -> None:
-        if not self.cluster.of_kind("CronJob"):
-            return
-        created, self.cron_due = cronjobs.run_cronjobs(
-            self.cluster, self.now(), DEFAULT_SCHEDULER_NAME
-        )
-        for job_key in created:
-            self._request(job_key, JobRequest(event="OutOfSync"))
+        """Volcano's and Kubernetes' CronJob controllers; when each CronJob is next due."""
+        due: dict[str, float] = {}
+        if self.cluster.of_kind("CronJob"):
+            created, due = cronjobs.run_cronjobs(self.cluster, self.now(), DEFAULT_SCHEDULER_NAME)
+            for job_key in created:
+                self._request(job_key, JobRequest(event="OutOfSync"))
+        if self.cluster.of_kind(BATCH_CRONJOB):
+            # The jobs made are the workload controllers' to expand, in the next round.
+            batch_due = batch_cronjobs.run_batch_cronjobs(self.cluster, self.now())
+            due.update({f"{BATCH_CRONJOB}:{key}": when for key, when in batch_due.items()})
+        self.cron_due = due
 
     def _run_jobflows(self) -> None:
         # Jobs made from templates are defaulted as the input's jobs are (mutate_job).

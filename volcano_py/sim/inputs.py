@@ -14,6 +14,7 @@ from typing import Any, Final
 from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
+from volcano_py.sim.batch_cronjobs import check_batch_cronjob
 from volcano_py.sim.loader import Document, SimInputError
 from volcano_py.sim.node_usage import usage_problem
 from volcano_py.sim.runtimes import run_time_problem
@@ -270,6 +271,8 @@ def _pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ]
     if kind == "CronJob" and isinstance(spec, Mapping):
         job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+        if isinstance(job_spec.get("template"), Mapping):  # batch/v1: one pod template
+            return [("spec.jobTemplate.spec.template.", job_spec["template"])]
         return [
             (f"spec.jobTemplate.spec.tasks[{index}].template.", (task or {}).get("template") or {})
             for index, task in enumerate(job_spec.get("tasks") or [])
@@ -321,7 +324,13 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
-        if is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
+        if (api_version, kind) == ("batch/v1", "CronJob"):  # not Volcano's either
+            obj, notes = check_batch_cronjob(
+                document, lambda job: check_workload(job, _check_pod_spec)
+            )
+            for note in notes:
+                _warn(result, note)
+        elif is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
             obj, notes = check_workload(document, _check_pod_spec)
             for note in notes:
                 result.warnings.append(note)
