@@ -32,6 +32,7 @@ from volcano_py.controllers.raw import (
     spec,
     text,
 )
+from volcano_py.controllers.vocabulary import PODGROUP_NAME_PREFIX
 
 _FINISHED: Final = frozenset({"Succeeded", "Failed"})
 _WAITING_PHASES: Final = frozenset({"", "Pending", "Inqueue"})
@@ -57,7 +58,7 @@ def _group_of(pod: Mapping[str, Any]) -> str | None:
 
 def workload_of(pod: Mapping[str, Any]) -> str:
     """What a person calls the pod's job: its Volcano Job, else its controller (ReplicaSet,
-    batch Job...), else its PodGroup, else the pod itself (``ns/name``)."""
+    batch Job...), else the PodGroup it names, else the pod itself (``ns/name``)."""
     pod_namespace = namespace(pod) or "default"
     job = job_of_pod(pod)
     if job is not None:
@@ -65,7 +66,12 @@ def workload_of(pod: Mapping[str, Any]) -> str:
     owner = controller_of(pod)
     if owner is not None:
         return f"{pod_namespace}/{text(owner.get('name'))}"
-    return _group_of(pod) or f"{pod_namespace}/{name(pod)}"
+    group = _group_of(pod)
+    # A bare pod's own group (``podgroup-<uid>``, the podgroup controller's) names nothing a
+    # person wrote: the pod's name does.
+    if group is None or group.partition("/")[2].startswith(PODGROUP_NAME_PREFIX):
+        return f"{pod_namespace}/{name(pod)}"
+    return group
 
 
 def _holds(pod: Mapping[str, Any] | None) -> str:
@@ -125,14 +131,15 @@ class Forecast:
         was, now_holds = _holds(old), _holds(new)
         if was and was != now_holds:
             self._releases.setdefault(was, []).append((self.now, workload_of(pod)))
+        running = new is not None and pod_phase(new) == "Running"
+        if running and self.loading:
+            # Before its group exists, maybe: a dump's bare pod gets one in the first cycle.
+            self._initially_running.add(key)
         if group is None:
             return
-        running = new is not None and pod_phase(new) == "Running"
         members = self._running.setdefault(group, set())
         if running:
             members.add(key)
-            if self.loading:
-                self._initially_running.add(key)
             self._dirty.add(group)
         else:
             members.discard(key)
