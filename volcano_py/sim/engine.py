@@ -46,7 +46,14 @@ from volcano_py.sim.cluster import (
 from volcano_py.sim.forecast import Forecast
 from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
-from volcano_py.sim.runtimes import DEADLINE_MESSAGE, DEADLINE_REASON, Ending, RunPlan, plan_run
+from volcano_py.sim.runtimes import (
+    DEADLINE_MESSAGE,
+    DEADLINE_REASON,
+    Ending,
+    RunPlan,
+    first_end,
+    plan_run,
+)
 from volcano_py.sim.workloads import WorkloadControllers, controlling_owner
 
 # Without --cycles or --until the run ends when nothing is left to happen; a cluster that never
@@ -268,20 +275,11 @@ class Simulation:
         started_at = parse_timestamp(str((pod.get("status") or {}).get("startTime") or ""))
         started = seconds_since_epoch(started_at) if started_at is not None else self.time
         plans = plan_run(pod, self.started_cycle[key], started, self.assume_runtime)
-        if not plans:
+        ending = first_end(plans, self.clock, earliest_cycle)
+        if ending is None:
             return None
-        floor = self.clock.time_of_cycle(earliest_cycle)
-
-        def when(plan: RunPlan) -> float:
-            if plan.due_cycle is not None:
-                moment = self.clock.time_of_cycle(plan.due_cycle)
-            else:
-                moment = plan.due_time if plan.due_time is not None else floor
-            return max(moment, floor)
-
-        rank = {Ending.FINISH: 0, Ending.DEADLINE: 1, Ending.EVICT: 2}
-        chosen = min(plans, key=lambda plan: (when(plan), rank[plan.ending]))
-        entry = (when(chosen), next(self._timer_order), key, chosen)
+        when, chosen = ending
+        entry = (when, next(self._timer_order), key, chosen)
         self._pod_plans[key] = entry
         heapq.heappush(self._pod_timers, (entry[0], entry[1], key))
         return entry

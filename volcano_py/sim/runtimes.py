@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from volcano_py.api.types import SIM_RUN_CYCLES_ANNOTATION
+from volcano_py.sim.clock import SimClock
 
 RUN_CYCLES: Final = SIM_RUN_CYCLES_ANNOTATION
 RUN_SECONDS: Final = "volcano-py.sim/run-seconds"
@@ -122,3 +123,24 @@ def plan_run(
     if evict_after is not None:
         plans.append(RunPlan(started_cycle + evict_after, None, Ending.EVICT, 0))
     return plans
+
+
+_RANK: Final = {Ending.FINISH: 0, Ending.DEADLINE: 1, Ending.EVICT: 2}
+
+
+def first_end(
+    plans: list[RunPlan], clock: SimClock, earliest_cycle: int
+) -> tuple[float, RunPlan] | None:
+    """The end that comes first (a finish winning a tie), on the clock's scale, and not
+    before ``earliest_cycle``'s time; None when the pod runs for ever."""
+    if not plans:
+        return None
+    floor = clock.time_of_cycle(earliest_cycle)
+
+    def when(plan: RunPlan) -> float:
+        if plan.due_cycle is not None:
+            return max(clock.time_of_cycle(plan.due_cycle), floor)
+        return max(plan.due_time if plan.due_time is not None else floor, floor)
+
+    chosen = min(plans, key=lambda plan: (when(plan), _RANK[plan.ending]))
+    return when(chosen), chosen
