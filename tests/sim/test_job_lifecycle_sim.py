@@ -57,11 +57,16 @@ def _job(ttl: int | None, *, name: str = "short", run_cycles: int = 1) -> dict[s
 
 
 def _simulate(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, *objects: dict[str, Any], seed: int = 0
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    *objects: dict[str, Any],
+    seed: int = 0,
+    until: str | None = None,
 ) -> dict[str, Any]:
     path = tmp_path / "in.yaml"
     path.write_text(yaml.safe_dump_all([NODE, *objects]))
-    assert main(["simulate", str(path), "--seed", str(seed)]) == 0
+    flags = ["--until", until] if until is not None else []
+    assert main(["simulate", str(path), "--seed", str(seed), *flags]) == 0
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     return report
 
@@ -81,8 +86,13 @@ def test_a_finished_job_is_deleted_with_what_it_owns_after_its_ttl(
 def test_a_job_still_running_is_not_collected(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    report = _simulate(capsys, tmp_path, _job(0, run_cycles=1000))
+    # Without --until the run would go on until the pod finishes (cycle 1001) and its TTL
+    # of 0 ran out; a minute in, the job is still running.
+    report = _simulate(capsys, tmp_path, _job(0, run_cycles=1000), until="1m")
     assert report["jobs"]["default/short"]["phase"] == "Running"
+    finished = _simulate(capsys, tmp_path, _job(0, run_cycles=1000))
+    assert "default/short" not in finished["jobs"]
+    assert finished["cycles"] > 1000
 
 
 def test_generate_name_gets_a_seeded_name(

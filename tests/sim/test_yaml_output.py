@@ -4,6 +4,7 @@ it again changes nothing the first run had settled."""
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 from pathlib import Path
 
@@ -287,3 +288,79 @@ def small_clusters(draw: st.DrawFn) -> str:
 def test_simulating_the_output_again_changes_nothing_settled(text: str) -> None:
     with tempfile.TemporaryDirectory() as directory:
         _round_trip(Path(directory), text)
+
+
+# ---------------------------------------------------------------------- the round trip, timed
+
+_RUN_SECONDS = "volcano-py.sim/run-seconds"
+
+
+def _with_run_times(text: str, run_seconds: list[int], started: list[int]) -> str:
+    """The cluster with a run time on each Volcano Job's tasks (in turn from ``run_seconds``)
+    and a start time (seconds before the start, in turn from ``started``) on each bound pod,
+    as a dump holds it."""
+    objects = list(yaml.safe_load_all(text))
+    for index, obj in enumerate(o for o in objects if o["kind"] == "Job" and "tasks" in o["spec"]):
+        for task in obj["spec"]["tasks"]:
+            annotations = task["template"].setdefault("metadata", {}).setdefault("annotations", {})
+            annotations[_RUN_SECONDS] = str(run_seconds[index % len(run_seconds)])
+    bound = [o for o in objects if o["kind"] == "Pod" and o["spec"].get("nodeName")]
+    for index, pod in enumerate(bound):
+        ago = started[index % len(started)]
+        pod["status"] = {"phase": "Running", "startTime": _stamp(-ago)}
+    return dump(objects)
+
+
+def _stamp(seconds: int) -> str:
+    moment = dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _finished_at(pod: dict) -> str | None:
+    statuses = pod["status"].get("containerStatuses") or [{}]
+    terminated = (statuses[0].get("state") or {}).get("terminated")
+    return terminated["finishedAt"] if terminated else None
+
+
+def _timed_round_trip(directory: Path, text: str) -> None:
+    """Simulate an hour, then the output from where it ended for another hour: what the first
+    hour settled (finished pods) is unchanged, what was running goes on from its own start
+    time (a run-seconds pod finishes at startTime + run-seconds, whichever run sees it), and
+    nothing running at the second start is forecast as starting."""
+    flags = ("--until", "1h", "--assume-runtime", "45m", *PLUGINS_DIR)
+    first, first_report = yaml_and_report(directory, text, *flags)
+    second, second_report = yaml_and_report(
+        directory, first, "--start", "2026-01-01T01:00:00Z", *flags
+    )
+    before, after = by_key(first), by_key(second)
+    for key, obj in before.items():
+        if key[0] == "Pod" and obj["status"].get("phase") in ("Succeeded", "Failed"):
+            assert key in after, key
+            assert without_versions(after[key]) == without_versions(obj), key
+    for key, pod in after.items():
+        annotations = pod["metadata"].get("annotations") or {}
+        finished = _finished_at(pod) if key[0] == "Pod" else None
+        if finished is not None and _RUN_SECONDS in annotations:
+            started = dt.datetime.fromisoformat(pod["status"]["startTime"])
+            expected = started + dt.timedelta(seconds=int(annotations[_RUN_SECONDS]))
+            assert finished == expected.strftime("%Y-%m-%dT%H:%M:%SZ"), key
+    running_groups = {k for k, g in first_report["podgroups"].items() if g["phase"] == "Running"}
+    assert not running_groups & set(second_report["starts"])
+    assert all(when > "2026-01-01T01:00:00Z" for when in second_report["starts"].values())
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    small_clusters(),
+    st.lists(st.sampled_from([30, 600, 1800, 4000]), min_size=1, max_size=3),
+    st.lists(st.sampled_from([0, 600, 3600]), min_size=1, max_size=3),
+)
+def test_an_hour_then_another_from_the_output_keeps_what_the_first_settled(
+    text: str, run_seconds: list[int], started: list[int]
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        _timed_round_trip(Path(directory), _with_run_times(text, run_seconds, started))

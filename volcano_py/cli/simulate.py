@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from volcano_py.controllers.cronjob import format_time
 from volcano_py.framework.conf import ConfError, SchedulerConf
 from volcano_py.framework.conf_check import load_conf, load_default_conf
+from volcano_py.models.duration import DurationError, parse_duration
 from volcano_py.scheduler.cycle import freeze_long_lived, gc_paused
 from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
 from volcano_py.scheduler.registry import PluginRegistry
+from volcano_py.sim.clock import DEFAULT_PERIOD, DEFAULT_START, ClockError, SimClock, parse_start
 from volcano_py.sim.engine import Simulation
 from volcano_py.sim.hypernode_discovery import add_discovered_hyper_nodes
 from volcano_py.sim.inputs import read_inputs
@@ -32,7 +36,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cycles",
         type=int,
-        help="run exactly N scheduling cycles (default: until nothing changes, at most 20)",
+        help="run exactly N scheduling cycles (default: until nothing changes and no timed"
+        " event but a CronJob schedule is left)",
+    )
+    parser.add_argument(
+        "--until",
+        metavar="DURATION",
+        help="run until this much simulated time has passed since --start (Go duration: 90s,"
+        " 30m, 2h; inclusive), jumping over the cycles in which nothing can change",
+    )
+    parser.add_argument(
+        "--start",
+        metavar="RFC3339",
+        help="the simulated clock's start (default 2026-01-01T00:00:00Z)",
+    )
+    parser.add_argument(
+        "--schedule-period",
+        metavar="DURATION",
+        help="time between scheduling cycles, as vc-scheduler's flag (default 1s)",
+    )
+    parser.add_argument(
+        "--assume-runtime",
+        metavar="DURATION",
+        help="a running pod without a volcano-py.sim/run-* annotation finishes this long after"
+        " its status.startTime (default: it runs forever)",
     )
     parser.add_argument(
         "--format",
@@ -82,10 +109,66 @@ def _strict_failure(*warning_lists: list[str]) -> int:
     return 2
 
 
+@dataclass(frozen=True)
+class _Timing:
+    clock: SimClock
+    until: float | None
+    assume_runtime: float | None
+
+
+class _FlagError(ValueError):
+    pass
+
+
+def _duration(flag: str, text: str | None, *, positive: bool = False) -> float | None:
+    if text is None:
+        return None
+    try:
+        seconds = parse_duration(text)
+    except DurationError as error:
+        raise _FlagError(f"{flag}: {error}") from None
+    if seconds < 0:
+        raise _FlagError(f"{flag}: a duration cannot be negative, got {text!r}")
+    if positive and seconds == 0:
+        raise _FlagError(f"{flag}: must be positive, got {text!r}")
+    return seconds
+
+
+def _timing(args: argparse.Namespace) -> _Timing:
+    """The clock flags, checked: exit 2 naming the flag when one is wrong."""
+    if args.cycles is not None and args.cycles < 1:
+        raise _FlagError("--cycles: expected a positive number of cycles")
+    if args.cycles is not None and args.until is not None:
+        raise _FlagError("--cycles and --until: give one (a number of cycles or a span of time)")
+    start = DEFAULT_START
+    if args.start is not None:
+        try:
+            start = parse_start(args.start)
+        except ClockError as error:
+            raise _FlagError(f"--start: {error}") from None
+    if args.until is not None:
+        try:
+            until = parse_duration(args.until)
+        except DurationError as error:
+            raise _FlagError(f"--until: {error}") from None
+        if until < 0:
+            raise _FlagError(
+                f"--until: {args.until!r} ends before --start ({format_time(start)}):"
+                " expected a duration >= 0"
+            )
+    else:
+        until = None
+    period = _duration("--schedule-period", args.schedule_period, positive=True)
+    runtime = _duration("--assume-runtime", args.assume_runtime)
+    return _Timing(SimClock(start, period or DEFAULT_PERIOD), until, runtime)
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
-    if args.cycles is not None and args.cycles < 1:
-        print("error: --cycles: expected a positive number of cycles", file=sys.stderr)
+    try:
+        timing = _timing(args)
+    except _FlagError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     try:
         # A dump is hundreds of thousands of long-lived dicts: the cyclic collector would
@@ -97,13 +180,23 @@ def run(args: argparse.Namespace) -> int:
             conf = _conf(args.conf, inputs.conf_text, inputs.conf_source, registry)
             if args.strict and _strict_failure(inputs.warnings, conf.diagnostics.warnings):
                 return 2
-            simulation = Simulation(conf, registry, seed=args.seed)
+            simulation = Simulation(
+                conf,
+                registry,
+                seed=args.seed,
+                clock=timing.clock,
+                assume_runtime=timing.assume_runtime,
+            )
             simulation.load(inputs.objects, owned=True)
     except (SimInputError, ConfError, PluginsDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     freeze_long_lived()
-    simulation.run(args.cycles)
+    simulation.run(args.cycles, timing.until)
+    if simulation.stopped_early is not None:
+        _warning(simulation.stopped_early)
+        if args.strict and _strict_failure([simulation.stopped_early]):
+            return 2
     # A wrongly typed argument is only seen when a plugin or action reads it.
     if args.strict and _strict_failure(conf.diagnostics.warnings):
         return 2
@@ -114,6 +207,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     with gc_paused():  # the report is a few hundred thousand new small objects
         report = build_report(simulation)
-        text = render_table(report) if args.format == "table" else render_json(report)
+        text = (
+            render_table(report, simulation.clock, timing.until)
+            if args.format == "table"
+            else render_json(report)
+        )
     sys.stdout.write(text)
     return 0

@@ -42,10 +42,13 @@ NAMESPACED: Final = frozenset(
         "Job.batch",
         "JobFlow",
         "JobTemplate",
+        "CronJob",
+        "CronJob.batch",
     }
 )
-# Kubernetes' batch Job is kept apart from Volcano's Job (the same kind name).
+# Kubernetes' batch Job and CronJob are kept apart from Volcano's (the same kind names).
 BATCH_JOB: Final = "Job.batch"
+BATCH_CRONJOB: Final = "CronJob.batch"
 
 
 @functools.lru_cache(maxsize=256)
@@ -57,10 +60,11 @@ def timestamp(seconds: float) -> str:
 
 
 def store_kind(obj: Mapping[str, Any]) -> str:
-    """The kind an object is stored under: its kind, but ``Job.batch`` for a batch/v1 Job."""
+    """The kind an object is stored under: its kind, but ``Job.batch`` for a batch/v1 Job and
+    ``CronJob.batch`` for a batch/v1 CronJob."""
     kind = str(obj.get("kind", ""))
-    if kind == "Job" and str(obj.get("apiVersion", "")).startswith("batch/"):
-        return BATCH_JOB
+    if kind in ("Job", "CronJob") and str(obj.get("apiVersion", "")).startswith("batch/"):
+        return BATCH_JOB if kind == "Job" else BATCH_CRONJOB
     return kind
 
 
@@ -231,6 +235,31 @@ class InMemoryCluster:
         )
         pod["metadata"]["deletionTimestamp"] = now
         self.evictions.append(task.key)
+        self.changes += 1
+        self.update(pod)
+
+    def evict_through_api(self, key: str) -> None:
+        """An API eviction (``pods/eviction``, as ``kubectl drain`` makes): the pod gets the
+        ``DisruptionTarget`` condition the API server writes and is deleted gracefully (gone
+        at the start of the next cycle); its controller sees it deleted before it finished."""
+        pod = self.get("Pod", key)
+        if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        pod = copy.deepcopy(pod)
+        conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+        conditions[:] = [c for c in conditions if c.get("type") != "DisruptionTarget"]
+        conditions.append(
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": timestamp(self.clock()),
+                "message": "Eviction API: evicting",
+                "reason": "EvictionByEvictionAPI",
+                "status": "True",
+                "type": "DisruptionTarget",
+            }
+        )
+        pod["metadata"]["deletionTimestamp"] = timestamp(self.clock())
+        self.evictions.append(key)
         self.changes += 1
         self.update(pod)
 

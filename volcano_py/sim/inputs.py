@@ -14,8 +14,10 @@ from typing import Any, Final
 from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
+from volcano_py.sim.batch_cronjobs import check_batch_cronjob
 from volcano_py.sim.loader import Document, SimInputError
 from volcano_py.sim.node_usage import usage_problem
+from volcano_py.sim.runtimes import run_time_problem
 from volcano_py.sim.workloads import check_workload, is_workload
 
 log = logging.getLogger(__name__)
@@ -239,6 +241,64 @@ def _check_job_size(document: Document, tasks: Sequence[Any]) -> None:
             )
 
 
+def _default_cronjob(document: Document, cronjob: dict[str, Any]) -> None:
+    """The CRD's defaults the API server fills in (history limits, concurrency policy), then
+    what the job webhook would refuse in every job the template makes."""
+    from volcano_py.controllers.cronjob_validation import template_problems
+
+    cron_spec = cronjob.setdefault("spec", {})
+    cron_spec.setdefault("concurrencyPolicy", "Allow")
+    cron_spec.setdefault("suspend", False)
+    cron_spec.setdefault("successfulJobsHistoryLimit", 3)
+    cron_spec.setdefault("failedJobsHistoryLimit", 1)
+    problems = template_problems(cronjob, DEFAULT_SCHEDULER_NAME)
+    if problems:
+        raise SimInputError(f"{document.where}: {document.label}: {problems[0]}")
+
+
+def _pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(path, pod template or pod) of every pod an object is or makes, for the run-time
+    annotations (which sit on a pod or on the template its pods are made from)."""
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    if kind == "Pod":
+        return [("", obj)]
+    if kind == "Job" and isinstance(spec, Mapping) and "tasks" in spec:
+        return [
+            (f"spec.tasks[{index}].template.", (task or {}).get("template") or {})
+            for index, task in enumerate(spec.get("tasks") or [])
+            if isinstance(task, Mapping)
+        ]
+    if kind == "CronJob" and isinstance(spec, Mapping):
+        job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+        if isinstance(job_spec.get("template"), Mapping):  # batch/v1: one pod template
+            return [("spec.jobTemplate.spec.template.", job_spec["template"])]
+        return [
+            (f"spec.jobTemplate.spec.tasks[{index}].template.", (task or {}).get("template") or {})
+            for index, task in enumerate(job_spec.get("tasks") or [])
+            if isinstance(task, Mapping)
+        ]
+    if isinstance(spec, Mapping) and isinstance(spec.get("template"), Mapping):
+        return [("spec.template.", spec["template"])]
+    return []
+
+
+def _check_run_times(document: Document, obj: Mapping[str, Any]) -> None:
+    """The ``volcano-py.sim/`` run-time annotations and ``activeDeadlineSeconds``: integers,
+    never negative (docs/simulate.md, "Between cycles")."""
+    for prefix, template in _pod_templates(obj):
+        if not isinstance(template, Mapping):
+            continue
+        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        pod_spec = template.get("spec") or {}
+        problem = run_time_problem(
+            annotations if isinstance(annotations, Mapping) else {},
+            pod_spec if isinstance(pod_spec, Mapping) else None,
+        )
+        if problem is not None:
+            raise document.error(prefix + problem[0], problem[1])
+
+
 def _check_queue_tree(queues: Sequence[tuple[Document, dict[str, Any]]]) -> None:
     """What the queue webhook checks against the other queues: the parent exists, a child
     asks no more than its parent, the children's guarantees fit in the parent's."""
@@ -264,7 +324,13 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
-        if is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
+        if (api_version, kind) == ("batch/v1", "CronJob"):  # not Volcano's either
+            obj, notes = check_batch_cronjob(
+                document, lambda job: check_workload(job, _check_pod_spec)
+            )
+            for note in notes:
+                _warn(result, note)
+        elif is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
             obj, notes = check_workload(document, _check_pod_spec)
             for note in notes:
                 result.warnings.append(note)
@@ -274,10 +340,7 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
             for problem in _ignored_fields(document):
                 _warn(result, f"{document.where}: {document.label}: {problem}")
             if kind == "CronJob":
-                # Running it needs simulated schedules, which simulate lacks yet.
-                message = "CronJob is validated but not run by simulate yet"
-                _warn(result, f"{document.where}: {document.label}: {message}")
-                continue
+                _default_cronjob(document, obj)
             if kind == "JobFlow":
                 jobflows.append((document, obj))
             if kind == "Queue":
@@ -315,6 +378,7 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
             result.warnings.append(message)
             print(f"warning: {message}", file=sys.stderr)
             continue
+        _check_run_times(document, obj)
         result.objects.append(obj)
     _check_queue_tree(queues)
     _check_flow_templates(jobflows, result.objects)

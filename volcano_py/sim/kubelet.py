@@ -182,6 +182,7 @@ class SimKubelet:
         now: str,
         exit_code: int = 0,
         reason: str = "",
+        message: str = "",
     ) -> dict[str, Any]:
         """The pod's status in ``phase`` (Running, Succeeded or Failed) at ``now``. What the
         pod had (its start time, addresses, the scheduler's conditions) is kept."""
@@ -208,6 +209,8 @@ class SimKubelet:
         finished = phase in _FINISHED_PHASES
         if phase == "Failed" and reason:
             new["reason"] = reason
+            if message:
+                new["message"] = message
         new["initContainerStatuses"] = [
             self._init_container(c, pod_uid, started)
             for c in items(spec(pod).get("initContainers"))

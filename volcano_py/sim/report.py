@@ -8,9 +8,12 @@ from typing import Any
 
 from volcano_py.api.resource import Resource
 from volcano_py.api.types import TaskStatus
+from volcano_py.controllers.timefmt import format_go_duration
 from volcano_py.framework.session import Session
-from volcano_py.sim.cluster import object_key, resource_strings
+from volcano_py.sim.clock import SimClock
+from volcano_py.sim.cluster import object_key, resource_strings, timestamp
 from volcano_py.sim.engine import Simulation
+from volcano_py.sim.forecast import shown_key
 
 _UNPLACED_PHASES = ("", "Pending", "Inqueue", "Unknown")
 
@@ -108,18 +111,6 @@ def _unschedulable_reason(
     return job.fit_error()
 
 
-def _shown_key(key: str, pod_group: Mapping[str, Any]) -> str:
-    """A Volcano Job's PodGroup is shown under the job's name (``ns/job``), not under the
-    generated ``<job>-<uid>`` name a person never typed."""
-    meta = pod_group.get("metadata") or {}
-    for owner in meta.get("ownerReferences") or []:
-        if owner.get("kind") == "Job" and str(owner.get("apiVersion", "")).startswith(
-            "batch.volcano.sh"
-        ):
-            return f"{meta.get('namespace') or 'default'}/{owner.get('name')}"
-    return key
-
-
 def build_report(sim: Simulation) -> dict[str, Any]:
     cluster = sim.cluster
     deserved = _deserved(sim.last_session)
@@ -132,7 +123,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
     unschedulable: dict[str, str] = {}
     rejections = _enqueue_rejections(sim)
     for key, pod_group in cluster.items("PodGroup"):
-        shown = _shown_key(key, pod_group)
+        shown = shown_key(key, pod_group)
         pod_groups[shown] = {
             "phase": (pod_group.get("status") or {}).get("phase", "Pending"),
             "conditions": _conditions(pod_group),
@@ -170,16 +161,87 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "jobs": jobs,
         "queues": queues,
         "unschedulable": unschedulable,
+        "starts": _starts(sim),
+        # Not part of the JSON output: the table's forecast reads them.
+        "_forecast": _forecast(sim, pod_groups),
+        "_cycles_run": sim.cycles_run,
+    }
+
+
+def _starts(sim: Simulation) -> dict[str, str]:
+    """For each PodGroup not running at the start that reached minMember running in the
+    run, when (RFC 3339, simulated time)."""
+    found = {shown: timestamp(when) for shown, when in sim.forecast.started.values()}
+    return dict(sorted(found.items()))
+
+
+def _forecast(sim: Simulation, pod_groups: Mapping[str, Any]) -> dict[str, Any]:
+    """Per group that was waiting at the start: when it started (seconds after the start,
+    or None) and what it waited for."""
+    offset = sim.clock.offset
+    started = {shown: when - offset for shown, when in sim.forecast.started.values()}
+    waiting = {
+        shown
+        for key, pod_group in sim.cluster.items("PodGroup")
+        if key not in sim.forecast.running_at_start
+        and (shown := shown_key(key, pod_group)) in pod_groups
+    }
+    return {
+        shown: {
+            "after": started.get(shown),
+            "waited_for": sim.forecast.waited_for.get(shown, []),
+        }
+        for shown in sorted(waiting | set(started))
     }
 
 
 def render_json(report: Mapping[str, Any]) -> str:
-    return json.dumps(report, indent=2, sort_keys=False) + "\n"
+    shown = {key: value for key, value in report.items() if not key.startswith("_")}
+    return json.dumps(shown, indent=2, sort_keys=False) + "\n"
 
 
-def render_table(report: Mapping[str, Any]) -> str:
-    """For people: pods by node, waiting groups with their reasons, queue usage."""
-    lines = [f"Simulated {report['cycles']} scheduling cycle(s).", ""]
+def _forecast_lines(
+    report: Mapping[str, Any], clock: SimClock | None, until: float | None
+) -> list[str]:
+    """One line per job that waited at the start: when it starts and what it waited for."""
+    forecast: Mapping[str, Any] = report.get("_forecast") or {}
+    if not forecast:
+        return []
+    start = timestamp(clock.offset) if clock is not None else timestamp(0)
+    lines = ["", f"FORECAST (from {start})"]
+    width = max(len(key) for key in forecast)
+    for key, entry in forecast.items():
+        after = entry["after"]
+        if after is None:
+            if until is not None:
+                span = format_go_duration(round(until * 1_000_000_000))
+                text = f"does not start within {span}"
+            else:
+                text = "does not start in this run (give --until to look further)"
+            reason = report["unschedulable"].get(key)
+            if reason:
+                text += f"; at the end: {reason}"
+        else:
+            when = format_go_duration(round(after * 1_000_000_000))
+            text = f"starts at +{when}"
+            if entry["waited_for"]:
+                text += ", waited for " + ", ".join(entry["waited_for"])
+            elif after <= (clock.period if clock is not None else 1.0) * 2:
+                text += ", waited for nothing (room was free)"
+        lines.append(f"  {key:<{width}}  {text}")
+    return lines
+
+
+def render_table(
+    report: Mapping[str, Any], clock: SimClock | None = None, until: float | None = None
+) -> str:
+    """For people: pods by node, waiting groups with their reasons, queue usage, and when
+    each job that waited at the start starts."""
+    header = f"Simulated {report['cycles']} scheduling cycle(s)"
+    run = report.get("_cycles_run", report["cycles"])
+    if run < report["cycles"]:
+        header += f" ({run} run, the clock jumped over the others: nothing could change in them)"
+    lines = [header + ".", ""]
     by_node: dict[str, list[str]] = {}
     waiting: list[str] = []
     for key, pod in report["pods"].items():
@@ -212,6 +274,7 @@ def render_table(report: Mapping[str, Any]) -> str:
         if "capability" in queue:
             parts.append(f"capability {_fmt(queue['capability'])}")
         lines.append(f"  {name}: " + ", ".join(parts))
+    lines += _forecast_lines(report, clock, until)
     return "\n".join(lines) + "\n"
 
 

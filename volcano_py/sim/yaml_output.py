@@ -40,6 +40,7 @@ API_VERSIONS: Final = {
     "Deployment": "apps/v1",
     "ReplicaSet": "apps/v1",
     "StatefulSet": "apps/v1",
+    "CronJob.batch": "batch/v1",
     "Job.batch": "batch/v1",
     "PodGroup": "scheduling.volcano.sh/v1beta1",
     "Pod": "v1",
