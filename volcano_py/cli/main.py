@@ -1,4 +1,6 @@
-"""`volcano-py`: the scheduler, the offline simulator and vcctl-like commands.
+"""`volcano-py`: the scheduler, the controllers, the webhooks and the offline simulator.
+
+Volcano's command-line tools (vcctl, vsub, ...) are entry points of their own: cli/vcctl.
 
 Each subcommand lives in its own module and registers itself in ``SUBCOMMANDS``; the entry
 point only parses the command line and turns user errors into a message and exit status 2.
