@@ -1055,7 +1055,11 @@ class ControlPlane:
         namespace controller runs, but nothing in it occupies node capacity any more)."""
         zero = {"gracePeriodSeconds": "0"}
         with contextlib.suppress(ApiError):
-            self.request("DELETE", f"/api/v1/namespaces/{name}/pods", params=zero)
+            # Hundreds of pods (the fault tests' 500-pod job) on a busy machine take longer
+            # than a request's usual 30 s to delete.
+            self.request(
+                "DELETE", f"/api/v1/namespaces/{name}/pods", params=zero, timeout=180.0
+            )
         for crd in self.installed_crds:
             spec = crd["spec"]
             if spec.get("scope") != "Namespaced":

@@ -5,9 +5,10 @@ a cluster running the controller has them. The input's own HyperNodes of that so
 updated or replaced as the live controller would; other HyperNodes are left alone.
 
 Names carry upstream's random five-character suffix drawn from ``--seed``, so a run repeats.
-The ``ufm`` source needs its server and is not simulated (a warning says so, and the input's
-HyperNodes labelled with that source stand as given); any other source is unsupported, as
-upstream's controller logs.
+The ``ufm`` source's result is what the input says: a cluster dump holds the HyperNodes it
+discovered (labelled with that source), and simulate does not call UFM, as it reads node
+usage from the input rather than from Prometheus. Any other source is unsupported (a
+warning), as upstream's controller logs.
 """
 
 from __future__ import annotations
@@ -56,9 +57,7 @@ def add_discovered_hyper_nodes(inputs: SimInput, seed: int) -> None:
         raise SimInputError(f"{where}: {error}") from None
     notes = [f"{where}: {warning}" for warning in config.warnings]
     for source in config.enabled_sources():
-        if source == "ufm":
-            notes.append(f"{where}: the ufm discovery source needs its UFM server; not simulated")
-        elif source != "label":
+        if source not in ("label", "ufm"):
             notes.append(f"{where}: unsupported discoverer type: {source}")
     label = config.source("label")
     if label is not None:
