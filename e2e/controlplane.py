@@ -684,6 +684,10 @@ class ControlPlane:
             # Close open watches on SIGTERM; else shutdown waits 60 s for them (kwok's, ours).
             "--shutdown-watch-termination-grace-period=2s",
             "--allow-privileged=true",
+            # A webhook's Service is reached at an address of its EndpointSlice (there is no
+            # kube-proxy for a ClusterIP): tests/cluster/test_deploy_install.py points the
+            # shipped webhooks Service at the webhooks process this way.
+            "--enable-aggregator-routing=true",
             "--profiling=false",
             "--v=1",
             *self.apiserver_args,
