@@ -467,7 +467,7 @@ class ControlPlane:
         return self.workdir / "pki" / "ca.crt"
 
     def env(self) -> dict[str, str]:
-        """Environment variables for a client of this cluster (kubectl, kopf, our CLI)."""
+        """Environment variables for a client of this cluster (kubectl, helm, our CLI)."""
         return {"KUBECONFIG": str(self.kubeconfig)}
 
     # ---- lifecycle

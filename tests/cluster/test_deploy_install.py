@@ -332,6 +332,8 @@ def start_processes(install: Install, names: Names) -> list[SchedulerProcess]:
     ]  # fmt: skip
     processes.append(webhooks.start())
     point_service_at(install, names.webhooks_service, address, port)
+    # Ready before the scheduler creates the default queue (which the webhooks admit).
+    webhooks.wait_ready(timeout=90)
     # The scheduler: the ConfigMap as mounted.
     mount = mounted_config(install, names.scheduler, work / "scheduler-config")
     spec, _ = install.container("Deployment", names.scheduler)
@@ -507,8 +509,24 @@ def test_chart_takes_volcano_values(tools: Tools, control_plane: ControlPlane) -
         ("ValidatingWebhookConfiguration", f"{HELM_RELEASE}-admission-service-validating")
     ]
     assert [hook["name"] for hook in validating["webhooks"]] == ["validatejob.volcano.sh"]
-    notes = run([tools.helm, "install", HELM_RELEASE, CHART, "--dry-run=client",
-                 "--namespace", HELM_NAMESPACE, "--kubeconfig", str(control_plane.kubeconfig),
-                 "--set", "custom.colocation_enable=true"],
-                env=HELM_ENV)  # fmt: skip
-    assert "custom.colocation_enable" in notes.split("WARNING", 1)[1]
+
+    def notes(*extra: str) -> str:
+        argv = [tools.helm, "install", HELM_RELEASE, CHART, "--dry-run=client", "--namespace",
+                HELM_NAMESPACE, "--kubeconfig", str(control_plane.kubeconfig), *extra]  # fmt: skip
+        return run(argv, env=HELM_ENV).split("NOTES:", 1)[1]
+
+    warned = notes("--set", "custom.colocation_enable=true", "--set", "basic.agent_image_name=x")
+    assert "custom.colocation_enable" in warned.split("WARNING", 1)[1]
+    assert "basic.agent_image_name" in warned.split("WARNING", 1)[1]
+    # A Volcano values file (keys at Volcano's defaults included) renders without a warning.
+    volcano_values = Path(__file__).with_name("volcano-values.yaml")
+    assert "WARNING" not in notes("-f", str(volcano_values))
+    rendered = run(
+        [tools.helm, "template", HELM_RELEASE, CHART, "-f", volcano_values], env=HELM_ENV
+    )
+    objects = {(d["kind"], d["metadata"]["name"]): d for d in documents(rendered)}
+    scheduler = objects[("Deployment", f"{HELM_RELEASE}-scheduler")]
+    pod = scheduler["spec"]["template"]["spec"]
+    assert "--kube-api-qps=500" in pod["containers"][0]["args"]
+    assert pod["tolerations"][0]["key"] == "dedicated"
+    assert scheduler["metadata"]["labels"]["team"] == "batch"
