@@ -32,6 +32,9 @@ for deployment in volcano-scheduler volcano-py-controllers volcano-py-webhooks; 
   kubectl -n volcano-system rollout status "deployment/$deployment" --timeout=180s
 done
 
+# The scheduler creates the default queue at start; the Job below names none (webhook default).
+kubectl wait --for=create queue.scheduling.volcano.sh/default --timeout=60s
+
 namespace=volcano-py-e2e
 kubectl create namespace "$namespace" --dry-run=client -o yaml | kubectl apply -f -
 kubectl -n "$namespace" delete job.batch.volcano.sh/gang --ignore-not-found --wait=true

@@ -141,3 +141,12 @@ def test_cert_manager_overlay_replaces_the_job_with_certificates_for_the_service
     assert serving["secretName"] == "volcano-py-webhooks-tls"
     assert serving["dnsNames"] == service_dns_names("volcano-py-webhooks", "volcano-system")
     assert certificates["volcano-py-webhooks-ca"]["isCA"] is True
+
+
+def test_docs_name_the_same_image() -> None:
+    """The install instructions name the image `make image` builds."""
+    texts = [ROOT / "README.md", ROOT / "docs" / "migrating-from-volcano.md", CHART / "README.md",
+             DEPLOY / "overlays" / "dev" / "kustomization.yaml"]  # fmt: skip
+    for path in texts:
+        named = set(re.findall(r"volcano-py:(\d[\w.]*)", path.read_text()))
+        assert named <= {__version__}, path
