@@ -160,7 +160,33 @@ class Install:
         spec = self.objects[(kind, name)]["spec"]["template"]["spec"]
         return spec, spec["containers"][0]
 
+    def _url(self, doc: dict[str, Any]) -> str:
+        metadata = doc["metadata"]
+        path = self.plane.resource_path(doc["apiVersion"], doc["kind"], metadata.get("namespace"))
+        return f"{path}/{metadata['name']}"
+
+    def _removable(self) -> list[dict[str, Any]]:
+        """What cleanup removes: all but the CRDs and the namespace (no namespace controller
+        runs here)."""
+        return [
+            doc for doc in documents(self.rendered)
+            if doc["kind"] not in ("CustomResourceDefinition", "Namespace")
+        ]  # fmt: skip
+
     def apply(self) -> None:
+        """Server-side apply, after keeping a copy of every object it would change that
+        other tests made (they grant the same ClusterRoles and Roles to their own users)."""
+        self.saved: list[dict[str, Any]] = []
+        for doc in self._removable():
+            try:
+                found = self.plane.request("GET", self._url(doc))
+            except ApiError as error:
+                if error.status != 404:
+                    raise
+                continue
+            metadata = {k: v for k, v in found["metadata"].items()
+                        if k in ("name", "namespace", "labels", "annotations")}  # fmt: skip
+            self.saved.append({**found, "metadata": metadata})
         path = self.workdir / "rendered.yaml"
         path.write_text(self.rendered)
         run([self.tools.kubectl, "--kubeconfig", self.plane.kubeconfig, "apply", "--server-side",
@@ -195,15 +221,16 @@ class Install:
                     self.plane.request(
                         "DELETE", f"{ADMISSION}/{kind.lower()}s/{doc['metadata']['name']}"
                     )
-        kept = [
-            doc for doc in documents(self.rendered)
-            if doc["kind"] not in ("CustomResourceDefinition", "Namespace")
-        ]  # fmt: skip
         path = self.workdir / "to-delete.yaml"
-        path.write_text(yaml.safe_dump_all(kept))
+        path.write_text(yaml.safe_dump_all(self._removable()))
         with contextlib.suppress(AssertionError):
             run([self.tools.kubectl, "--kubeconfig", self.plane.kubeconfig, "delete",
-                 "--ignore-not-found", "--wait=false", "-f", path])  # fmt: skip
+                 "--ignore-not-found", "--wait=true", "--timeout=60s", "-f", path])  # fmt: skip
+        for doc in getattr(self, "saved", []):  # put back what other tests had made
+            path = self.plane.resource_path(
+                doc["apiVersion"], doc["kind"], doc["metadata"].get("namespace")
+            )
+            self.plane.request("POST", path, doc)
 
 
 class ShippedProcess(SchedulerProcess):
@@ -419,7 +446,7 @@ def install_and_run(
         yield make
     finally:
         for process in running:
-            process.kill()
+            process.stop()  # SIGTERM: the Leases are released for other tests' processes
         for install in made:
             install.cleanup()
 
