@@ -4,8 +4,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SETUP  := $(VENV)/.installed
 K8S_BINS := scripts/k8s-test-bins.sh
+DEPLOY_BINS := scripts/deploy-test-bins.sh
+# The image deploy/ and the Helm chart name (tests/operator/test_install_manifests.py keeps them
+# equal): volcano-py:<the package version>.
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' volcano_py/__init__.py)
+IMAGE   ?= volcano-py:$(VERSION)
+DOCKER  ?= docker
 
-.PHONY: setup demo test test-unit test-cluster lint crds crds-check bench bench-e2e cluster e2e clean
+.PHONY: setup demo test test-unit test-cluster test-deploy lint crds crds-check bench bench-e2e \
+	cluster image e2e clean
 
 setup: $(SETUP)
 
@@ -19,11 +26,13 @@ $(SETUP): pyproject.toml
 demo: setup
 	$(BIN)/volcano-py simulate examples/gang-deadlock.yaml --format table
 
-## Everything CI runs: unit tests, scenario tests and the cluster tests (real kube-apiserver,
-## etcd and kwok, built once from their Go modules and cached under ~/.cache).
+## Everything CI runs: unit tests, scenario tests, the cluster tests (real kube-apiserver,
+## etcd and kwok) and the install test (make test-deploy: kubectl and helm), the Go tools built
+## once from their Go modules and cached under ~/.cache.
 test: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)" || VK8S_BIN_DIR=""; \
-	  export VK8S_BIN_DIR; \
+	  VK8S_DEPLOY_BIN_DIR="$$(bash $(DEPLOY_BINS) | tail -n 1)" || VK8S_DEPLOY_BIN_DIR=""; \
+	  export VK8S_BIN_DIR VK8S_DEPLOY_BIN_DIR; \
 	  $(BIN)/pytest; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 
@@ -33,6 +42,16 @@ test-unit: setup
 test-cluster: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/pytest -m cluster
+
+## deploy/ and the Helm chart, rendered (kubectl kustomize, helm template), applied with
+## server-side apply to the local control plane, and run: the three processes as the shipped
+## ServiceAccounts, the webhooks called by the API server over TLS with the generated CA, a
+## gang job scheduled (tests/cluster/test_deploy_install.py).
+test-deploy: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; \
+	  VK8S_DEPLOY_BIN_DIR="$$(bash $(DEPLOY_BINS) | tail -n 1)"; \
+	  export VK8S_BIN_DIR VK8S_DEPLOY_BIN_DIR; \
+	  $(BIN)/pytest tests/cluster/test_deploy_install.py
 
 lint: setup
 	$(BIN)/ruff check volcano_py tests bench e2e
@@ -58,9 +77,14 @@ cluster: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m e2e.controlplane
 
-## The user-facing end-to-end path against a kind cluster (needs docker + kind; not runnable here).
-e2e: setup
-	$(BIN)/pytest e2e -m e2e
+## The image deploy/ and the chart name: multi-stage, non-root, no compiler or pip in it.
+image:
+	$(DOCKER) build -t $(IMAGE) .
+
+## For users with docker and kind (not run in CI): a kind cluster, the image loaded into it,
+## deploy/overlays/dev applied, and a gang job run to completion (scripts/kind-e2e.sh).
+e2e: image
+	IMAGE=$(IMAGE) bash scripts/kind-e2e.sh
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -467,7 +467,7 @@ class ControlPlane:
         return self.workdir / "pki" / "ca.crt"
 
     def env(self) -> dict[str, str]:
-        """Environment variables for a client of this cluster (kubectl, kopf, our CLI)."""
+        """Environment variables for a client of this cluster (kubectl, helm, our CLI)."""
         return {"KUBECONFIG": str(self.kubeconfig)}
 
     # ---- lifecycle
@@ -684,6 +684,10 @@ class ControlPlane:
             # Close open watches on SIGTERM; else shutdown waits 60 s for them (kwok's, ours).
             "--shutdown-watch-termination-grace-period=2s",
             "--allow-privileged=true",
+            # A webhook's Service is reached at an address of its EndpointSlice (there is no
+            # kube-proxy for a ClusterIP): tests/cluster/test_deploy_install.py points the
+            # shipped webhooks Service at the webhooks process this way.
+            "--enable-aggregator-routing=true",
             "--profiling=false",
             "--v=1",
             *self.apiserver_args,

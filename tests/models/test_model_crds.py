@@ -53,7 +53,9 @@ def test_committed_crds_match_the_models():
 
 
 def test_crds_directory_holds_one_file_per_kind():
-    assert sorted(path.name for path in CRD_DIR.glob("*.yaml")) == sorted(GENERATED)
+    # (and crds/kustomization.yaml, which lists them for deploy/: tests/operator checks it)
+    on_disk = {path.name for path in CRD_DIR.glob("*.yaml")} - {"kustomization.yaml"}
+    assert sorted(on_disk) == sorted(GENERATED)
     assert sorted(GENERATED) == [
         "batch.volcano.sh_cronjobs.yaml",
         "batch.volcano.sh_jobs.yaml",

@@ -19,10 +19,18 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
 
 
 def workloads() -> list[dict[str, Any]]:
+    """The workloads of deploy/'s plain manifests (the Helm chart's templates are checked
+    rendered, by tests/cluster/test_deploy_install.py)."""
     found = []
     for path in sorted(DEPLOY.rglob("*.yaml")):
+        if "helm" in path.relative_to(DEPLOY).parts:
+            continue
         for document in yaml.safe_load_all(path.read_text()):
             if isinstance(document, dict) and document.get("kind") in WORKLOAD_KINDS:
+                # An overlay's patches are partial ("$patch: delete", spread-*.yaml): they are
+                # checked rendered (tests/cluster/test_deploy_install.py), not here.
+                if "$patch" in document or not pod_spec(document).get("containers"):
+                    continue
                 found.append(document)
     return found
 
@@ -53,9 +61,12 @@ IDS = [f"{w['kind']}/{w['metadata']['name']}" for w in WORKLOADS]
 
 
 def test_deploy_has_the_three_processes() -> None:
-    assert {"volcano-scheduler", "volcano-py-controllers", "volcano-py-webhooks"} <= {
-        w["metadata"]["name"] for w in WORKLOADS
-    }
+    assert {
+        "volcano-scheduler",
+        "volcano-py-controllers",
+        "volcano-py-webhooks",
+        "volcano-py-webhooks-certgen",
+    } <= {w["metadata"]["name"] for w in WORKLOADS}
 
 
 def test_dockerfile_runs_as_a_non_root_user_and_writes_no_bytecode() -> None:

@@ -72,12 +72,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _register_builtin_subcommands() -> None:
     # Imported here, not at the top: each subcommand pulls in its own (heavier) dependencies.
-    from volcano_py.cli import controllers, scheduler, simulate, webhooks
+    from volcano_py.cli import controllers, gen_admission_secret, scheduler, simulate, webhooks
 
     SUBCOMMANDS["simulate"] = (simulate.HELP, simulate.add_arguments, simulate.run)
     SUBCOMMANDS["scheduler"] = (scheduler.HELP, scheduler.add_arguments, scheduler.run)
     SUBCOMMANDS["controllers"] = (controllers.HELP, controllers.add_arguments, controllers.run)
     SUBCOMMANDS["webhooks"] = (webhooks.HELP, webhooks.add_arguments, webhooks.run)
+    SUBCOMMANDS["gen-admission-secret"] = (
+        gen_admission_secret.HELP,
+        gen_admission_secret.add_arguments,
+        gen_admission_secret.run,
+    )
 
 
 _register_builtin_subcommands()

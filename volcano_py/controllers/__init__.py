@@ -1,7 +1,8 @@
 """Job, PodGroup, Queue controllers and the admission webhooks as pure state machines.
 
-No I/O: each entry point takes plain Kubernetes dicts and returns the writes to make, so kopf
-handlers (live) and the simulated cluster (offline) drive the very same logic.
+No I/O: each entry point takes plain Kubernetes dicts and returns the writes to make, so the
+live controllers (``operator/controllers``) and the simulated cluster (offline) drive the very
+same logic.
 
 * ``admission``: ``mutate_job``, ``validate_job``, ``mutate_queue``, ``mutate_pod_group``.
 * ``job``: ``sync_job`` (one request -> ``JobChanges``) and the ``job_request_for_*`` functions

@@ -3,7 +3,7 @@
 
 ``sync_job`` is ``processNextReq``: choose the action (``job_policy.apply_policies``), then run
 the state machine (``job_state.plan``) with the procedures of ``job_actions``. The caller
-(kopf handlers live, the simulated cluster offline) feeds it the requests that
+(``operator/controllers`` live, the simulated cluster offline) feeds it the requests that
 ``job_request_for_*`` derive from watch events and applies the ``JobChanges``.
 """
 

@@ -8,23 +8,13 @@ away) LISTs again and *diffs* the new list against what was applied, so an objec
 the watch was down is deleted from the cache too. ``synced`` is set after the first LIST has
 been applied: the scheduler runs no session before every informer is synced.
 
-Why not kopf for the CRDs (Queue, PodGroup, HyperNode) as the design card suggested? The same
-informer serves them with no extra machinery, and kopf (1.45) falls short on two things the
-scheduler needs:
-
-* Readiness. kopf offers no signal that a kind's initial listing has reached the
-  ``@kopf.on.event`` handlers (its ``Bookmark.LISTED`` is internal; ``ready_flag`` means "startup
-  handlers done"). Only ``@kopf.index`` holds other handlers back until the indexes are filled,
-  and it is not told about deletions.
-* Relists. On ``410 Gone`` kopf's ``continuous_watch`` lists again and re-delivers the listed
-  objects as ``type=None`` events; objects deleted during the gap are never reported, so a
-  PodGroup or Queue deleted then would stay in the cache for good.
-
-Besides, kopf's resource observer wants list/watch on CustomResourceDefinitions, which the
-scheduler's least-privilege ClusterRole does not otherwise need, and kopf brings a second HTTP
-client, login and event posting to configure off. The live controllers (``operator/controllers``)
-use this informer too, for the same two reasons: a Job whose pods were deleted while a watch was
-down must still be reconciled, and no Job may be synced before its pods were listed.
+Why its own informer and no operator framework for the CRDs (Queue, PodGroup, HyperNode): the
+same informer serves them with no extra machinery, and the framework the design card named
+lacks two things the scheduler needs, a signal that a kind's initial listing has been
+delivered, and deletions noticed across a relist (``410 Gone``); docs/operator-framework.md
+has the measurements. The live controllers (``operator/controllers``) use this informer too,
+for the same two reasons: a Job whose pods were deleted while a watch was down must still be
+reconciled, and no Job may be synced before its pods were listed.
 """
 
 from __future__ import annotations
