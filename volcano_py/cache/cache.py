@@ -21,7 +21,7 @@ from volcano_py.api.namespace import NamespaceCollection, QuotaSpecError, QuotaS
 from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.node_usage import NodeUsage
-from volcano_py.api.numa import NumatopologySpecError, NumatopoInfo, parse_numatopology
+from volcano_py.api.numa import NumatopoInfo, NumatopologySpecError, parse_numatopology
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo, pod_key
