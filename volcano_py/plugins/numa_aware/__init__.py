@@ -329,7 +329,6 @@ class NumaAwarePlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         view = self.view
-        self.view = None
         if view is None or not view.task_bind_node:
             return
         unassigned: UnassignedPods = ssn.state.plugin_memory.setdefault(self.name, {})
