@@ -49,7 +49,10 @@ def numatopology(
     spec: dict[str, Any] = {
         "policies": {"CPUManagerPolicy": cpu_policy, "TopologyManagerPolicy": topology_policy},
         "numares": {
-            "cpu": {"allocatable": f"0-{total - 1}" if allocatable is None else allocatable, "capacity": total},
+            "cpu": {
+                "allocatable": f"0-{total - 1}" if allocatable is None else allocatable,
+                "capacity": total,
+            },
         },
         "cpuDetail": detail,
     }
