@@ -52,6 +52,7 @@ BUILTIN_PLUGINS: Final = {
     "sla": "volcano_py.plugins.sla",
     "tdm": "volcano_py.plugins.tdm",
     "numa-aware": "volcano_py.plugins.numa_aware",
+    "task-topology": "volcano_py.plugins.task_topology",
     "cdp": "volcano_py.plugins.cdp",
     "nodegroup": "volcano_py.plugins.nodegroup",
     "resource-strategy-fit": "volcano_py.plugins.resource_strategy_fit",
