@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue
 from tests.harness import Case, run_case
@@ -353,3 +355,59 @@ def test_task_order_alone_builds_no_bucket() -> None:
     group = build_pod_group("job1", "default", "q1", 1, annotations={TASK_ORDER_ANNOTATION: "ps"})
     manager = managers_of([("Pod", pod("job1-ps-0", "ps")), ("PodGroup", group)])["default/job1"]
     assert manager.buckets == []
+
+
+# ---------------------------------------------------------------------- vectorised = reference
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    node_cpus=st.lists(st.integers(0, 8), min_size=1, max_size=5),
+    pods=st.lists(
+        st.tuples(
+            st.sampled_from(["ps", "worker", "chief"]), st.integers(0, 4), st.integers(-1, 4)
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    anti=st.sampled_from(["ps", "ps;worker,chief", "worker"]),
+)
+def test_batch_node_order_matches_the_reference(
+    node_cpus: list[int], pods: list[tuple[str, int, int]], anti: str
+) -> None:
+    cache = SchedulerCache()
+    for index, cpu in enumerate(node_cpus):
+        cache.apply_event("Node", "ADDED", node(f"n{index}", str(cpu)))
+    for index, (role, cpu, on_node) in enumerate(pods):
+        placed = f"n{on_node}" if 0 <= on_node < len(node_cpus) else ""
+        cache.apply_event("Pod", "ADDED", pod(f"job1-{role}-{index}", role, str(cpu), placed))
+    annotations = {AFFINITY_ANNOTATION: "ps,worker", ANTI_AFFINITY_ANNOTATION: anti}
+    cache.apply_event(
+        "PodGroup", "ADDED", build_pod_group("job1", "default", "q1", 1, annotations=annotations)
+    )
+    cache.apply_event("Queue", "ADDED", build_queue("q1"))
+    option = PluginOption.with_flags(
+        "task-topology", "enableNodeOrder", arguments={"task-topology.weight": 3}
+    )
+    conf = SchedulerConf(actions=[], tiers=[Tier([option])])
+    ssn = open_session(cache.snapshot(), conf, {"task-topology": task_topology.new}, cache)
+    plugin = ssn.plugins["task-topology"]
+    assert isinstance(plugin, task_topology.TaskTopologyPlugin)
+    manager = plugin.managers.get("default/job1")
+    rows = np.array([n.row for n in ssn.node_list])
+    for task in ssn.jobs["default/job1"].tasks.values():
+        if task.node_name:
+            continue
+        scores = plugin.batch_node_order(ssn, task, rows).tolist()
+        expected = []
+        for n in ssn.node_list:
+            most = n.idle.clone().add(n.releasing)
+            score = (
+                task_topology.bucket_score_reference(manager, task, n.name, most) * 3
+                if manager is not None
+                else 0
+            )
+            if manager is not None and manager.bucket_max_size:
+                score = score * 100 / manager.bucket_max_size
+            expected.append(float(score))
+        assert scores == pytest.approx(expected)

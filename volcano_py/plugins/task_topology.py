@@ -46,7 +46,7 @@ import numpy as np
 
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray, fit_mask
-from volcano_py.api.resource import Resource
+from volcano_py.api.resource import DimensionDefault, Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
@@ -448,6 +448,36 @@ class TaskTopologyPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         self.managers = {}
+
+
+def bucket_score_reference(
+    manager: JobManager, task: TaskInfo, node_name: str, most: Resource
+) -> int:
+    """The readable per-node rule (``calcBucketScore``) that ``batch_node_order`` vectorises,
+    before weight and scaling; ``most`` is the node's idle + releasing."""
+    if most.less_partly(task.resreq, DimensionDefault.ZERO):
+        return 0
+    bucket = manager.bucket_of(task)
+    if bucket is None:
+        return 0
+    score = bucket.nodes.get(node_name, 0)
+    counts = manager.node_task_set.get(node_name)
+    if counts is not None:
+        conflict = manager.task_set_affinity(task_name(task), counts, True)
+        if conflict < 0:
+            score += conflict
+    score += len(bucket.tasks)
+    if bucket.request.less_equal(most, DimensionDefault.ZERO):
+        return score
+    remains = bucket.request.clone()
+    for uid, other in bucket.tasks.items():
+        if uid == task.uid:
+            continue
+        remains = remains.sub_without_assert(other.resreq)
+        score -= 1
+        if remains.less_equal(most, DimensionDefault.ZERO):
+            break
+    return score
 
 
 def _position(ssn: Session, node_name: str, row_position: Mapping[int, int]) -> int | None:
