@@ -504,3 +504,37 @@ def test_case_helper_runs_through_check() -> None:
         expect_bind_map={"ns/p1": "n1"},
     )
     check(c, run_case(c, ["allocate"]))
+
+
+def test_nodes_built_alike_share_decisions_but_not_cpus() -> None:
+    """Two identical nodes (one layout, one decision while their free CPUs are the same):
+    four 4-CPU single-numa-node pods fill both NUMA nodes of both; a fifth waits."""
+    pods = [guaranteed_pod(f"p{i}", "4", "single-numa-node") for i in range(5)]
+    outcome = run_case(
+        case(
+            "alike",
+            pods,
+            node("n1"),
+            node("n2"),
+            numatopology("n1", 4, topology_policy="single-numa-node"),
+            numatopology("n2", 4, topology_policy="single-numa-node"),
+        ),
+        ["allocate"],
+    )
+    placed = sorted(outcome.binds.values())
+    assert placed == ["n1", "n1", "n2", "n2"]
+    plugin = plugin_of(outcome.session)
+    assert plugin.view is not None and len(plugin.view.layouts) == 1
+    # Each pod holds a distinct NUMA node's CPUs.
+    held = [
+        tuple(sorted(sets["cpu"]))
+        for sets in outcome.session.state.plugin_memory["numa-aware"]["n1"].values()
+    ]
+    assert sorted(held) == [(0, 1, 2, 3), (4, 5, 6, 7)]
+
+
+def test_without_any_numatopology_a_policy_pod_fits_nowhere() -> None:
+    statuses = predicate_statuses([guaranteed_pod("p1", "2", "best-effort")], node("n1"))
+    assert [s.reason for s in statuses["n1"]] == ["numa info is empty"]
+    plain = predicate_statuses([guaranteed_pod("p1", "2", None)], node("n1"))
+    assert plain["n1"] == ()

@@ -11,6 +11,7 @@ CPU sets are ``frozenset[int]``; the wire form is the Linux list format (``0-3,8
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -95,6 +96,15 @@ class NumatopoInfo:
     # How many CPUs the kubelet reserves (``resReserved.cpu`` rounded up); None when unset.
     reserved_cpus: int | None = None
     pod_allocations: tuple[PodMeta, ...] = ()
+    # What decides where pinned CPUs go (topology policy, CPU layout, reservation), digested
+    # once on arrival so that nodes built alike share one layout and its CPU decisions.
+    layout_key: str = ""
+
+    def layout(self) -> str:
+        """``layout_key``, or the digest made now for an object not built by the parser."""
+        return self.layout_key or layout_digest(
+            self.topology_manager_policy, self.cpu_detail, self.reserved_cpus
+        )
 
     @property
     def cpu_manager_policy(self) -> str:
@@ -115,6 +125,14 @@ class NumatopoInfo:
             known.uid == pod.uid or (known.name == pod.name and known.namespace == pod.namespace)
             for known in self.pod_allocations
         )
+
+
+def layout_digest(
+    topology_policy: str, cpu_detail: Mapping[int, CpuInfo], reserved_cpus: int | None
+) -> str:
+    """A short, stable text naming a topology policy, CPU layout and reservation."""
+    text = repr((topology_policy, sorted(cpu_detail.items()), reserved_cpus))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def allocate(sets: ResNumaSets, taken: ResNumaSets) -> dict[str, CpuSet]:
@@ -211,4 +229,7 @@ def parse_numatopology(obj: Mapping[str, Any]) -> NumatopoInfo:
         cpu_detail=cpu_detail,
         reserved_cpus=reserved_cpus,
         pod_allocations=tuple(pods),
+        layout_key=layout_digest(
+            policies.get(TOPOLOGY_MANAGER_POLICY, ""), cpu_detail, reserved_cpus
+        ),
     )

@@ -10,10 +10,12 @@ the CPUs the kubelet would pin (``cpu_manager``).
 * Predicate. A pod with a topology policy (``volcano.sh/numa-topology-policy``, which the job
   controller sets from a Volcano Job task's ``topologyPolicy``; ``none`` counts as no policy)
   only fits nodes with a Numatopology, the static CPU manager, the same topology manager
-  policy and some allocatable CPU (a node mask for the static part). Any other Guaranteed pod
-  is checked only on nodes with the static CPU manager and a topology manager policy other
-  than ``none``. Either way, a container the policy would not admit makes the node
-  UnschedulableAndUnresolvable; the CPUs it would get are remembered per (pod, node).
+  policy and some allocatable CPU. Any other Guaranteed pod is checked only on nodes with the
+  static CPU manager and a topology manager policy other than ``none``. Either way, a
+  container the policy would not admit makes the node UnschedulableAndUnresolvable.
+  Vectorised as one node mask per pod signature (policy and whole CPUs per container): a
+  node's decision is remade only when its free CPUs changed, and nodes of one layout with the
+  same free CPUs share one decision, so a gang costs a few decisions, not pods x nodes.
 * Batch node order, for pods with a topology policy: fewer NUMA nodes spanned by the CPUs it
   would get scores higher, ``(1 - count / max count) * 100 * weight``.
 * Allocate / deallocate events take the CPUs from (give them back to) the node's free set for
@@ -33,11 +35,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
-from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import BoolArray, FloatArray, IntArray
 from volcano_py.api.numa import (
     CPU,
@@ -53,7 +54,7 @@ from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.api.types import Status, StatusCode, unresolvable
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
-from volcano_py.framework.hooks import NodeMask, PredicateFn
+from volcano_py.framework.hooks import NodeMask
 from volcano_py.framework.session import Session
 from volcano_py.plugins.numa_aware import cpu_manager
 from volcano_py.plugins.numa_aware.policy import NONE, bits_of, policy_for
@@ -68,6 +69,16 @@ MAX_NODE_SCORE: Final = 100.0
 
 ARGUMENTS: Final[frozenset[str]] = frozenset({WEIGHT})
 
+# Per container: its name and the whole CPUs it asks (0: not pinned), all the CPU manager
+# reads of it.
+ContainerSignature = tuple[tuple[str, int], ...]
+# The pod's topology policy ("" for none) and its containers.
+TaskSignature = tuple[str, ContainerSignature]
+SetsKey = tuple[tuple[str, CpuSet], ...]
+# A decision on one node: the failure, or the CPUs the pod would get and the NUMA nodes they
+# span.
+Decision = tuple["Status | None", dict[str, CpuSet], float]
+
 # What outlives a session (``NodeInfo.UnassignedNumaPods`` upstream): per node, the CPUs of
 # the pods placed there that its Numatopology does not report pinned yet.
 UnassignedPods = dict[str, dict[PodMeta, dict[str, CpuSet]]]
@@ -75,6 +86,10 @@ UnassignedPods = dict[str, dict[PodMeta, dict[str, CpuSet]]]
 
 def task_policy(task: TaskInfo) -> str:
     """The pod's topology policy; "" for none."""
+    return str(derived_fact(task, "numa_policy", _read_policy))
+
+
+def _read_policy(task: TaskInfo) -> str:
     annotations = (task.pod.get("metadata") or {}).get("annotations") or {}
     policy = str(annotations.get(NUMA_POLICY_KEY, ""))
     return "" if policy == NONE else policy
@@ -87,6 +102,22 @@ def is_guaranteed(task: TaskInfo) -> bool:
 def pod_meta(task: TaskInfo) -> PodMeta:
     meta = task.pod.get("metadata") or {}
     return PodMeta(str(meta.get("uid") or ""), task.name, task.namespace)
+
+
+def container_signature(task: TaskInfo) -> ContainerSignature:
+    """What the CPU manager sees of the pod: each container's name and whole CPUs."""
+    return tuple(
+        (str(c.get("name", "")), cpu_manager.guaranteed_cpus(c))
+        for c in cpu_manager.container_list(task.pod)
+    )
+
+
+def task_signature(task: TaskInfo) -> TaskSignature:
+    """What a decision depends on of the pod: its topology policy and containers."""
+    found: TaskSignature = derived_fact(
+        task, "numa_signature", lambda t: (task_policy(t), container_signature(t))
+    )
+    return found
 
 
 def numa_managed(info: NumatopoInfo) -> bool:
@@ -145,18 +176,56 @@ def normalize_reverse(counts: FloatArray) -> FloatArray:
 
 
 @dataclass
-class _SessionView:
-    """The session's NUMA state: per node its Numatopology and free sets, and per task the
-    CPUs it would get on each node it was checked on."""
+class _Layout:
+    """One distinct node layout of the session (policy, CPUs, reservation): many nodes built
+    alike share it, and with it their CPU decisions."""
 
+    info: NumatopoInfo
+    cpus: cpu_manager.CpuLayout
+    numa_nodes: list[int]
+
+
+@dataclass
+class _SignatureRows:
+    """Per task signature (topology policy and whole CPUs per container), each node's
+    decision and the node version it was made at (-1: never)."""
+
+    checked: IntArray
+    passed: BoolArray
+    counts: FloatArray
+    failures: dict[int, Status] = field(default_factory=dict)
+    assigned: dict[int, dict[str, CpuSet]] = field(default_factory=dict)
+
+
+@dataclass
+class _SessionView:
+    """The session's NUMA state: per node its Numatopology, free sets and version, per
+    signature the decisions over the nodes, and per task what it took where."""
+
+    node_names: list[str]
     topologies: Mapping[str, NumatopoInfo]
     node_sets: dict[str, dict[str, CpuSet]]
-    numa_nodes: dict[str, list[int]]
+    # Nodes with a Numatopology, and those whose kubelet pins CPUs by a topology policy.
+    has_topology: BoolArray
     managed: BoolArray
+    # Bumped on a row whenever its free sets change.
+    versions: IntArray
     policy_rows: dict[str, BoolArray] = field(default_factory=dict)
+    signatures: dict[TaskSignature, _SignatureRows] = field(default_factory=dict)
+    layouts: dict[str, _Layout] = field(default_factory=dict)
+    decisions: dict[tuple[str, SetsKey, ContainerSignature], Decision] = field(default_factory=dict)
     assign_res: dict[str, dict[str, dict[str, CpuSet]]] = field(default_factory=dict)
     task_bind_node: dict[str, str] = field(default_factory=dict)
     task_pod_meta: dict[str, PodMeta] = field(default_factory=dict)
+
+    def layout(self, info: NumatopoInfo) -> _Layout:
+        key = info.layout()
+        found = self.layouts.get(key)
+        if found is None:
+            found = self.layouts[key] = _Layout(
+                info, cpu_manager.CpuLayout.of(info), info.numa_nodes()
+            )
+        return found
 
 
 class NumaAwarePlugin:
@@ -175,153 +244,193 @@ class NumaAwarePlugin:
         node_sets = {
             name: scheduler_sets(info, unassigned.get(name)) for name, info in topologies.items()
         }
-        managed = np.array(
-            [
-                node.name in topologies and numa_managed(topologies[node.name])
-                for node in ssn.node_list
-            ],
-            dtype=np.bool_,
-        )
+        names = [node.name for node in ssn.node_list]
         view = self.view = _SessionView(
+            node_names=names,
             topologies=topologies,
             node_sets=node_sets,
-            numa_nodes={name: info.numa_nodes() for name, info in topologies.items()},
-            managed=managed,
+            has_topology=np.array([name in topologies for name in names], dtype=np.bool_),
+            managed=np.array(
+                [name in topologies and numa_managed(topologies[name]) for name in names],
+                dtype=np.bool_,
+            ),
+            versions=np.zeros(len(names), dtype=np.intp),
         )
-        row_of = {node.name: node.row for node in ssn.node_list}
-
-        def predicate_mask(task: TaskInfo) -> NodeMask | None:
-            policy = task_policy(task)
-            if not policy or not is_guaranteed(task):
-                return None
-            return NodeMask(
-                self._policy_rows(ssn, policy), lambda row: self._mask_reason(ssn, task, row)
+        if not topologies:
+            # No node has a Numatopology: Guaranteed pods without a policy go anywhere, those
+            # with one nowhere (one shared mask says why).
+            nowhere = NodeMask(
+                np.zeros(len(names), dtype=np.bool_),
+                lambda row: Status(StatusCode.ERROR, "numa info is empty", PLUGIN_NAME),
             )
 
-        def task_predicate(task: TaskInfo) -> PredicateFn | None:
+            def no_topology(task: TaskInfo) -> NodeMask | None:
+                return nowhere if task_policy(task) and is_guaranteed(task) else None
+
+            ssn.add_predicate_mask_fn(self.name, no_topology)
+            return
+
+        def predicate_mask(task: TaskInfo) -> NodeMask | None:
             if not is_guaranteed(task):
                 return None
-            if not task_policy(task) and not view.managed.any():
+            policy = task_policy(task)
+            if not policy and not view.managed.any():
                 return None
-            return self._predicate
+            signature = task_signature(task)
+            rows = self._fresh_rows(signature)
+            candidates = self._candidates(policy)
+            # With a policy only the candidates may pass; without, only they are checked.
+            passed = candidates & rows.passed if policy else ~candidates | rows.passed
+            return NodeMask(passed, lambda row: self._reason(policy, rows, candidates, row))
 
         def batch_node_order(task: TaskInfo, rows: IntArray) -> FloatArray:
-            assigned = view.assign_res.get(task.uid)
-            if assigned is None or not task_policy(task):
+            if not task_policy(task) or not is_guaranteed(task):
                 return np.zeros(len(rows))
-            counts = np.zeros(len(ssn.node_list))
-            for node_name, sets in assigned.items():
-                row = row_of.get(node_name)
-                if row is not None:
-                    counts[row] = numa_node_count(
-                        sets.get(CPU, frozenset()), view.topologies[node_name]
-                    )
-            scores: FloatArray = normalize_reverse(counts[rows]) * self.weight
+            decided = view.signatures.get(task_signature(task))
+            if decided is None:
+                return np.zeros(len(rows))
+            scores: FloatArray = normalize_reverse(decided.counts[rows]) * self.weight
             return scores
 
         ssn.add_event_handler(
             EventHandler(
-                allocate=self._on_allocate, deallocate=self._on_deallocate, owner=self.name
+                allocate=lambda event: self._on_allocate(ssn, event),
+                deallocate=lambda event: self._on_deallocate(ssn, event),
+                owner=self.name,
             )
         )
         ssn.add_predicate_mask_fn(self.name, predicate_mask)
-        ssn.add_task_predicate_fn(self.name, task_predicate)
         ssn.add_batch_node_order_fn(self.name, batch_node_order)
 
-    def _policy_rows(self, ssn: Session, policy: str) -> BoolArray:
-        """The nodes whose static facts admit a pod of topology ``policy`` (the free-CPU check
-        is per node, in the predicate, since allocations change it)."""
+    # ------------------------------------------------------------------ predicate
+
+    def _candidates(self, policy: str) -> BoolArray:
+        """The nodes a pod's decision is made on: for a pod with a topology policy those
+        whose static facts admit it (the rest fail by ``policy_mismatch``); for any other
+        Guaranteed pod the nodes whose kubelet pins CPUs by a policy (the rest pass)."""
         view = self._session_view()
+        if not policy:
+            return view.managed
         found = view.policy_rows.get(policy)
         if found is None:
             found = np.array(
                 [
-                    node.name in view.topologies
-                    and view.topologies[node.name].cpu_manager_policy == STATIC
-                    and view.topologies[node.name].topology_manager_policy == policy
-                    for node in ssn.node_list
+                    name in view.topologies
+                    and view.topologies[name].cpu_manager_policy == STATIC
+                    and view.topologies[name].topology_manager_policy == policy
+                    for name in view.node_names
                 ],
                 dtype=np.bool_,
             )
             view.policy_rows[policy] = found
         return found
 
-    def _mask_reason(self, ssn: Session, task: TaskInfo, row: int) -> Status:
+    def _fresh_rows(self, signature: TaskSignature) -> _SignatureRows:
+        """The signature's decisions, remade on the candidate nodes whose free sets changed
+        since (all of them the first time)."""
         view = self._session_view()
-        name = ssn.node_list[row].name
-        reason = policy_mismatch(
-            task_policy(task), view.topologies.get(name), view.node_sets.get(name)
-        )
-        return Status(StatusCode.ERROR, reason, PLUGIN_NAME)
+        rows = view.signatures.get(signature)
+        size = len(view.node_names)
+        if rows is None:
+            rows = view.signatures[signature] = _SignatureRows(
+                checked=np.full(size, -1, dtype=np.intp),
+                passed=np.zeros(size, dtype=np.bool_),
+                counts=np.zeros(size),
+            )
+        stale = self._candidates(signature[0]) & (rows.checked != view.versions)
+        for row in np.flatnonzero(stale).tolist():
+            failure, assigned, count = self._decide_row(signature, row)
+            rows.passed[row] = failure is None
+            rows.counts[row] = count
+            if failure is None:
+                rows.failures.pop(row, None)
+                rows.assigned[row] = assigned
+            else:
+                rows.failures[row] = failure
+                rows.assigned.pop(row, None)
+            rows.checked[row] = view.versions[row]
+        return rows
+
+    def _reason(self, policy: str, rows: _SignatureRows, candidates: BoolArray, row: int) -> Status:
+        if not candidates[row]:
+            view = self._session_view()
+            name = view.node_names[row]
+            reason = policy_mismatch(policy, view.topologies.get(name), view.node_sets.get(name))
+            return Status(StatusCode.ERROR, reason, PLUGIN_NAME)
+        return rows.failures.get(row) or Status(StatusCode.ERROR, "numa", PLUGIN_NAME)
+
+    def _decide_row(self, signature: TaskSignature, row: int) -> Decision:
+        """The decision of ``predicateFn`` on one node (``filterNodeByPolicy``, then each
+        container's hints, verdict and CPUs), shared by nodes of one layout and free sets."""
+        view = self._session_view()
+        policy, containers = signature
+        name = view.node_names[row]
+        info = view.topologies[name]
+        sets = view.node_sets[name]
+        if policy:
+            reason = policy_mismatch(policy, info, sets)
+            if reason:
+                return Status(StatusCode.ERROR, reason, PLUGIN_NAME), {}, 0.0
+        layout = view.layout(info)
+        key = (info.layout(), _sets_key(sets), containers)
+        decision = view.decisions.get(key)
+        if decision is None:
+            decision = view.decisions[key] = decide(layout.info, layout, sets, containers)
+        return decision
 
     def _session_view(self) -> _SessionView:
         if self.view is None:
             raise RuntimeError("numa-aware: used outside of a session")
         return self.view
 
-    # ------------------------------------------------------------------ predicate
-
-    def _predicate(self, task: TaskInfo, node: NodeInfo) -> Status | None:
-        view = self._session_view()
-        info = view.topologies.get(node.name)
-        sets = view.node_sets.get(node.name)
-        policy = task_policy(task)
-        if policy:
-            reason = policy_mismatch(policy, info, sets)
-            if reason:
-                return Status(StatusCode.ERROR, reason, PLUGIN_NAME)
-        elif not view.managed[node.row]:
-            return None
-        assert info is not None and sets is not None
-        decide = policy_for(info.topology_manager_policy, view.numa_nodes[node.name])
-        free = dict(sets)
-        assigned: dict[str, CpuSet] = {}
-        for container in cpu_manager.container_list(task.pod):
-            hints = [cpu_manager.get_topology_hints(container, info, free)]
-            best, admit = decide(hints)
-            if not admit:
-                return unresolvable(
-                    f"container {container.get('name', '')} cannot be assigned by numa",
-                    PLUGIN_NAME,
-                )
-            log.debug(
-                "numa-aware: task %s container %s on node %s: hints %s, best %s (NUMA %s)",
-                task.key,
-                container.get("name"),
-                node.name,
-                hints,
-                best,
-                bits_of(best.affinity) if best.affinity is not None else "any",
-            )
-            for name, ids in cpu_manager.allocate(container, best, info, free).items():
-                assigned[name] = assigned.get(name, frozenset()) | ids
-                free[name] = free.get(name, frozenset()) - ids
-        view.assign_res.setdefault(task.uid, {})[node.name] = assigned
-        return None
-
     # ------------------------------------------------------------------ events
 
-    def _on_allocate(self, event: Event) -> None:
+    def _on_allocate(self, ssn: Session, event: Event) -> None:
         view = self._session_view()
         task = event.task
-        held = view.assign_res.get(task.uid, {}).get(task.node_name)
+        node = ssn.nodes.get(task.node_name)
+        if node is None or task.node_name not in view.topologies or not is_guaranteed(task):
+            return
+        signature = task_signature(task)
+        if not signature[0] and not view.managed[node.row]:
+            return
+        decided = view.signatures.get(signature)
+        if decided is None or decided.checked[node.row] != view.versions[node.row]:
+            # Placed without a predicate on this version (not through allocate's search).
+            decided = self._fresh_one(signature, node.row)
+        held = decided.assigned.get(node.row)
         if held is None:
             return
-        sets = view.node_sets.get(task.node_name)
-        if sets is not None:
-            view.node_sets[task.node_name] = allocate(sets, held)
+        view.assign_res.setdefault(task.uid, {})[task.node_name] = held
+        view.node_sets[task.node_name] = allocate(view.node_sets[task.node_name], held)
+        view.versions[node.row] += 1
         view.task_bind_node[task.uid] = task.node_name
         view.task_pod_meta[task.uid] = pod_meta(task)
 
-    def _on_deallocate(self, event: Event) -> None:
+    def _fresh_one(self, signature: TaskSignature, row: int) -> _SignatureRows:
+        view = self._session_view()
+        rows = self._fresh_rows(signature)
+        if rows.checked[row] != view.versions[row]:
+            failure, assigned, count = self._decide_row(signature, row)
+            rows.passed[row] = failure is None
+            rows.counts[row] = count
+            if failure is None:
+                rows.assigned[row] = assigned
+            else:
+                rows.failures[row] = failure
+                rows.assigned.pop(row, None)
+            rows.checked[row] = view.versions[row]
+        return rows
+
+    def _on_deallocate(self, ssn: Session, event: Event) -> None:
         view = self._session_view()
         task = event.task
         held = view.assign_res.get(task.uid, {}).get(task.node_name)
-        if held is None:
+        node = ssn.nodes.get(task.node_name)
+        if held is None or node is None or task.uid not in view.task_bind_node:
             return
-        sets = view.node_sets.get(task.node_name)
-        if sets is not None:
-            view.node_sets[task.node_name] = release(sets, held)
+        view.node_sets[task.node_name] = release(view.node_sets[task.node_name], held)
+        view.versions[node.row] += 1
         view.task_bind_node.pop(task.uid, None)
         view.task_pod_meta.pop(task.uid, None)
 
@@ -339,6 +448,46 @@ class NumaAwarePlugin:
                 log.warning("numa-aware: no CPU decision for task %s on node %s", uid, node_name)
                 continue
             unassigned.setdefault(node_name, {})[meta] = dict(held)
+
+
+def _sets_key(sets: ResNumaSets) -> SetsKey:
+    return tuple(sorted(sets.items(), key=lambda item: item[0]))
+
+
+def decide(
+    info: NumatopoInfo,
+    layout: _Layout,
+    sets: ResNumaSets,
+    containers: ContainerSignature,
+) -> Decision:
+    """Each container's hints, the node policy's verdict and the CPUs it would get, each
+    container taking from what the earlier ones left; the failure, or the CPUs and the number
+    of NUMA nodes they span."""
+    policy = policy_for(info.topology_manager_policy, layout.numa_nodes)
+    free = dict(sets)
+    assigned: dict[str, CpuSet] = {}
+    for name, cpus in containers:
+        # What the CPU manager reads of the container: its whole CPUs (none: not pinned).
+        container: dict[str, Any] = {"name": name}
+        if cpus:
+            container["resources"] = {"requests": {CPU: str(cpus)}}
+        hints = [cpu_manager.get_topology_hints(container, info, free, layout.cpus)]
+        best, admit = policy(hints)
+        if not admit:
+            reason = f"container {name} cannot be assigned by numa"
+            return unresolvable(reason, PLUGIN_NAME), {}, 0.0
+        log.debug(
+            "numa-aware: container %s on layout %s: hints %s, best %s (NUMA %s)",
+            name,
+            info.layout(),
+            hints,
+            best,
+            bits_of(best.affinity) if best.affinity is not None else "any",
+        )
+        for resource, ids in cpu_manager.allocate(container, best, info, free, layout.cpus).items():
+            assigned[resource] = assigned.get(resource, frozenset()) | ids
+            free[resource] = free.get(resource, frozenset()) - ids
+    return None, assigned, float(numa_node_count(assigned.get(CPU, frozenset()), info))
 
 
 def _forget_gone_pods(ssn: Session, unassigned: UnassignedPods) -> None:

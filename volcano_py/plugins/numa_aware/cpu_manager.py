@@ -211,12 +211,27 @@ def _cpu_request(container: Mapping[str, Any]) -> Any:
     return amount
 
 
-def _reserved(topology: CpuTopology, info: NumatopoInfo) -> CpuSet:
-    """The CPUs the kubelet keeps for the system (``resReserved.cpu``, rounded up), packed by
-    topology from all CPUs as the kubelet picks them."""
-    if info.reserved_cpus is None:
-        return frozenset()
-    return take_by_topology(topology, topology.details.cpus(), info.reserved_cpus) or frozenset()
+@dataclass(frozen=True, slots=True)
+class CpuLayout:
+    """What of a node's Numatopology never changes in a session: its CPU topology and the
+    CPUs the kubelet reserves for the system (``resReserved.cpu``, rounded up, packed by
+    topology from all CPUs as the kubelet picks them)."""
+
+    topology: CpuTopology
+    reserved: CpuSet
+
+    @classmethod
+    def of(cls, info: NumatopoInfo) -> CpuLayout:
+        topology = CpuTopology.of(info.cpu_detail)
+        reserved: CpuSet = frozenset()
+        if info.reserved_cpus is not None:
+            all_cpus = topology.details.cpus()
+            reserved = take_by_topology(topology, all_cpus, info.reserved_cpus) or frozenset()
+        return cls(topology, reserved)
+
+    def usable(self, available: CpuSet, info: NumatopoInfo) -> CpuSet:
+        """``available`` less the reserved CPUs and the ids without a known place."""
+        return frozenset(cpu for cpu in available - self.reserved if cpu in info.cpu_detail)
 
 
 def cpu_topology_hints(
@@ -224,25 +239,30 @@ def cpu_topology_hints(
 ) -> list[TopologyHint]:
     """``generateCPUTopologyHints``: every NUMA node set with enough available CPUs; those
     as narrow as the narrowest set that could hold the request at all are preferred."""
-    details = CpuDetails(cpu_detail)
-    numa_nodes = sorted(details.numa_nodes())
+    per_numa_total: dict[int, int] = {}
+    for info in cpu_detail.values():
+        per_numa_total[info.numa_node] = per_numa_total.get(info.numa_node, 0) + 1
+    per_numa_free: dict[int, int] = {}
+    for cpu in available:
+        numa_node = cpu_detail[cpu].numa_node
+        per_numa_free[numa_node] = per_numa_free.get(numa_node, 0) + 1
+    numa_nodes = sorted(per_numa_total)
     min_affinity_size = len(numa_nodes)
     masks: list[int] = []
     for mask in iterate_masks(numa_nodes):
         bits = bits_of(mask)
-        if (
-            len(details.cpus_in_numa_nodes(*bits)) >= request
-            and mask.bit_count() < min_affinity_size
-        ):
-            min_affinity_size = mask.bit_count()
-        matching = sum(1 for cpu in available if cpu_detail[cpu].numa_node in bits)
-        if matching >= request:
+        if sum(per_numa_total[b] for b in bits) >= request and len(bits) < min_affinity_size:
+            min_affinity_size = len(bits)
+        if sum(per_numa_free.get(b, 0) for b in bits) >= request:
             masks.append(mask)
     return [TopologyHint(mask, mask.bit_count() == min_affinity_size) for mask in masks]
 
 
 def get_topology_hints(
-    container: Mapping[str, Any], info: NumatopoInfo, sets: ResNumaSets
+    container: Mapping[str, Any],
+    info: NumatopoInfo,
+    sets: ResNumaSets,
+    layout: CpuLayout | None = None,
 ) -> dict[str, list[TopologyHint] | None]:
     """The CPU manager's hints for ``container`` (``GetTopologyHints``): empty when it asks
     for no whole CPUs (no preference)."""
@@ -256,23 +276,26 @@ def get_topology_hints(
     available = sets.get(CPU)
     if available is None:
         return {}
-    topology = CpuTopology.of(info.cpu_detail)
-    available = available - _reserved(topology, info)
+    layout = layout or CpuLayout.of(info)
     # CPUs the exporter lists as allocatable but without topology cannot be placed.
-    available = frozenset(cpu for cpu in available if cpu in info.cpu_detail)
+    available = layout.usable(available, info)
     return {CPU: cpu_topology_hints(available, info.cpu_detail, request)}
 
 
 def allocate(
-    container: Mapping[str, Any], best: TopologyHint, info: NumatopoInfo, sets: ResNumaSets
+    container: Mapping[str, Any],
+    best: TopologyHint,
+    info: NumatopoInfo,
+    sets: ResNumaSets,
+    layout: CpuLayout | None = None,
 ) -> dict[str, CpuSet]:
     """The CPU ids the kubelet would pin for ``container`` given the merged hint
     (``Allocate``): as many as possible from the hint's NUMA nodes, the rest from anywhere;
     empty when they cannot all be had."""
-    topology = CpuTopology.of(info.cpu_detail)
+    layout = layout or CpuLayout.of(info)
+    topology = layout.topology
     request = guaranteed_cpus(container)
-    available = sets.get(CPU, frozenset()) - _reserved(topology, info)
-    available = frozenset(cpu for cpu in available if cpu in info.cpu_detail)
+    available = layout.usable(sets.get(CPU, frozenset()), info)
     result: CpuSet = frozenset()
     if best.affinity is not None:
         aligned = available & topology.details.cpus_in_numa_nodes(*bits_of(best.affinity))
