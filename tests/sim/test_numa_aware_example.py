@@ -35,3 +35,13 @@ def test_single_numa_node_leaves_only_node_2(
     report = simulate(capsys, path)
     assert report["binds"] == {}
     assert report["pods"]["default/vj-test-test-0"]["phase"] == "Pending"
+
+
+def test_a_bad_cpu_set_is_refused_naming_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(EXAMPLE.read_text().replace('allocatable: "0-23"', 'allocatable: "0-x"'))
+    assert main(["simulate", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "Numatopology node-1: spec.numares.cpu.allocatable: not a cpuset list" in error
