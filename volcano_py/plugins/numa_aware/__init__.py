@@ -339,17 +339,22 @@ class NumaAwarePlugin:
             )
         stale = self._candidates(signature[0]) & (rows.checked != view.versions)
         for row in np.flatnonzero(stale).tolist():
-            failure, assigned, count = self._decide_row(signature, row)
-            rows.passed[row] = failure is None
-            rows.counts[row] = count
-            if failure is None:
-                rows.failures.pop(row, None)
-                rows.assigned[row] = assigned
-            else:
-                rows.failures[row] = failure
-                rows.assigned.pop(row, None)
-            rows.checked[row] = view.versions[row]
+            self._remake(rows, signature, row)
         return rows
+
+    def _remake(self, rows: _SignatureRows, signature: TaskSignature, row: int) -> None:
+        """The signature's decision on one node, at the node's current version."""
+        view = self._session_view()
+        failure, assigned, count = self._decide_row(signature, row)
+        rows.passed[row] = failure is None
+        rows.counts[row] = count
+        if failure is None:
+            rows.failures.pop(row, None)
+            rows.assigned[row] = assigned
+        else:
+            rows.failures[row] = failure
+            rows.assigned.pop(row, None)
+        rows.checked[row] = view.versions[row]
 
     def _reason(self, policy: str, rows: _SignatureRows, candidates: BoolArray, row: int) -> Status:
         if not candidates[row]:
@@ -394,10 +399,10 @@ class NumaAwarePlugin:
         signature = task_signature(task)
         if not signature[0] and not view.managed[node.row]:
             return
-        decided = view.signatures.get(signature)
-        if decided is None or decided.checked[node.row] != view.versions[node.row]:
-            # Placed without a predicate on this version (not through allocate's search).
-            decided = self._fresh_one(signature, node.row)
+        decided = self._fresh_rows(signature)
+        if decided.checked[node.row] != view.versions[node.row]:
+            # Placed on a node this signature is not decided on (not through the search).
+            self._remake(decided, signature, node.row)
         held = decided.assigned.get(node.row)
         if held is None:
             return
@@ -406,21 +411,6 @@ class NumaAwarePlugin:
         view.versions[node.row] += 1
         view.task_bind_node[task.uid] = task.node_name
         view.task_pod_meta[task.uid] = pod_meta(task)
-
-    def _fresh_one(self, signature: TaskSignature, row: int) -> _SignatureRows:
-        view = self._session_view()
-        rows = self._fresh_rows(signature)
-        if rows.checked[row] != view.versions[row]:
-            failure, assigned, count = self._decide_row(signature, row)
-            rows.passed[row] = failure is None
-            rows.counts[row] = count
-            if failure is None:
-                rows.assigned[row] = assigned
-            else:
-                rows.failures[row] = failure
-                rows.assigned.pop(row, None)
-            rows.checked[row] = view.versions[row]
-        return rows
 
     def _on_deallocate(self, ssn: Session, event: Event) -> None:
         view = self._session_view()
