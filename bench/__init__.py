@@ -16,4 +16,5 @@ MODULES: tuple[str, ...] = (
     "simulate",
     "job_replicas",
     "forecast",
+    "numa",
 )

@@ -252,9 +252,11 @@ def test_bad_feature_gates_exit_2_naming_them(
 def test_gates_acted_on_by_the_scheduler() -> None:
     options = scheduler_cli._options(parse("scheduler", "--feature-gates=PriorityClass=false"))
     assert not options.priority_class and options.pod_disruption_budgets
-    gates = FeatureGates({"ResourceTopology": True, "CSIStorage": False, "PriorityClass": True})
+    gates = FeatureGates({"ResourceTopology": True, "CSIStorage": True, "PriorityClass": True})
     idle = gates.warn_without_effect(scheduler_cli.GATES_ACTED_ON, "scheduler")
-    assert idle == ["ResourceTopology"]
+    assert idle == ["CSIStorage"]
+    options = scheduler_cli._options(parse("scheduler", "--feature-gates=ResourceTopology=false"))
+    assert not options.resource_topology
 
 
 # ---- scheduler flags with a behaviour

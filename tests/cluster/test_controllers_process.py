@@ -386,9 +386,7 @@ def test_framework_plugins_reach_the_pods_live(
     assert pods["mnist-worker-1"]["metadata"]["annotations"]["hccl/rankIndex"] == "2"
     head_command = pods["ray1-head-0"]["spec"]["containers"][0]["command"]
     assert head_command[:2] == ["sh", "-c"] and "ray start --head" in head_command[2]
-    service = control_plane.request(
-        "GET", f"/api/v1/namespaces/{namespace}/services/ray1-head-svc"
-    )
+    service = control_plane.request("GET", f"/api/v1/namespaces/{namespace}/services/ray1-head-svc")
     assert [p["name"] for p in service["spec"]["ports"]] == ["gcs", "dashboard", "client-server"]
     assert controllers.forbidden() == []
 

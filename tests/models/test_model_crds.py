@@ -62,6 +62,7 @@ def test_crds_directory_holds_one_file_per_kind():
         "bus.volcano.sh_commands.yaml",
         "flow.volcano.sh_jobflows.yaml",
         "flow.volcano.sh_jobtemplates.yaml",
+        "nodeinfo.volcano.sh_numatopologies.yaml",
         "scheduling.volcano.sh_podgroups.yaml",
         "scheduling.volcano.sh_queues.yaml",
         "topology.volcano.sh_hypernodes.yaml",
@@ -212,6 +213,14 @@ UPSTREAM_FACTS = {
         ["jt"],
         [],
         True,
+    ),
+    "nodeinfo.volcano.sh_numatopologies.yaml": (
+        "Numatopology",
+        "numatopologies",
+        "Cluster",
+        ["numatopo"],
+        [],
+        False,
     ),
     "topology.volcano.sh_hypernodes.yaml": (
         "HyperNode",

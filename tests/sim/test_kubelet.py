@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from volcano_py.api.qos import qos_class
 from volcano_py.sim.identity import Identities, derived_uid
-from volcano_py.sim.kubelet import PodNetwork, SimKubelet, qos_class
+from volcano_py.sim.kubelet import PodNetwork, SimKubelet
 
 
 def _pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from volcano_py.api.namespace import NamespaceCollection, QuotaSpecError, QuotaS
 from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.node_usage import NodeUsage
+from volcano_py.api.numa import NumatopoInfo, NumatopologySpecError, parse_numatopology
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo, pod_key
@@ -49,6 +50,7 @@ KINDS: Final = frozenset(
         "PodGroup",
         "Queue",
         "HyperNode",
+        "Numatopology",
         "PriorityClass",
         "PodDisruptionBudget",
         "ResourceQuota",
@@ -118,6 +120,8 @@ class SchedulerCache:
     # Parsed HyperNodes and node labels; derives (and caches) the tree a snapshot carries.
     hyper_node_store: HyperNodeStore = field(default_factory=HyperNodeStore)
     pod_disruption_budgets: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Parsed Numatopology objects by name, which is the name of the node they describe.
+    numatopologies: dict[str, NumatopoInfo] = field(default_factory=dict)
     # ResourceQuota statuses per namespace (``NamespaceCollection`` upstream).
     namespace_collection: dict[str, NamespaceCollection] = field(default_factory=dict)
     # Every tracked pod's task, by pod key (namespace/name), with or without a job.
@@ -294,6 +298,19 @@ class SchedulerCache:
             log.error("%s; the HyperNode is left out of the network topology", error)
             self.hyper_node_store.delete_hyper_node(name)
 
+    def _on_numatopology(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if event_type == DELETED:
+            self.numatopologies.pop(name, None)
+            return
+        try:
+            self.numatopologies[name] = parse_numatopology(obj)
+        except NumatopologySpecError as error:
+            # Placing pods by a stale or half-read topology would get them refused by the
+            # kubelet; without one, numa-aware treats the node as having none.
+            log.error("%s; the node is scheduled as if it had no Numatopology", error)
+            self.numatopologies.pop(name, None)
+
     def _on_pdb(self, event_type: str, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
@@ -365,6 +382,11 @@ class SchedulerCache:
                 hyper_nodes=list(self.hyper_nodes.values()),
                 hyper_node_tree=self._hyper_node_tree([node.name for node in ready]),
                 pod_disruption_budgets=list(self.pod_disruption_budgets.values()),
+                numa_info={
+                    node.name: self.numatopologies[node.name]
+                    for node in ready
+                    if node.name in self.numatopologies
+                },
                 namespace_info={
                     name: collection.snapshot()
                     for name, collection in self.namespace_collection.items()
@@ -478,6 +500,7 @@ _HANDLERS: Final = {
     "PodGroup": SchedulerCache._on_pod_group,
     "Queue": SchedulerCache._on_queue,
     "HyperNode": SchedulerCache._on_hyper_node,
+    "Numatopology": SchedulerCache._on_numatopology,
     "PriorityClass": SchedulerCache._on_priority_class,
     "PodDisruptionBudget": SchedulerCache._on_pdb,
     "ResourceQuota": SchedulerCache._on_resource_quota,

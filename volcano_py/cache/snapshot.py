@@ -12,6 +12,7 @@ from volcano_py.api.namespace import NamespaceInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.node_usage import NodeUsage
+from volcano_py.api.numa import NumatopoInfo
 from volcano_py.api.queue import QueueInfo
 
 
@@ -32,3 +33,5 @@ class ClusterSnapshot:
     hyper_node_tree: HyperNodeTree | None = None
     # ResourceQuota statuses of every namespace that has one, by namespace.
     namespace_info: dict[str, NamespaceInfo] = field(default_factory=dict)
+    # The Numatopology of each ready node that has one, by node name (immutable, shared).
+    numa_info: dict[str, NumatopoInfo] = field(default_factory=dict)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 HELP = "run the scheduler against a Kubernetes cluster (Volcano's vc-scheduler)"
 
 # The gates this process acts on (the rest are logged as having no effect when given).
-GATES_ACTED_ON = ("PriorityClass", "PodDisruptionBudgetsSupport")
+GATES_ACTED_ON = ("PriorityClass", "PodDisruptionBudgetsSupport", "ResourceTopology")
 # Volcano's sharding modes; only "none" exists here.
 SHARDING_MODES = ("none", "hard", "soft")
 
@@ -150,7 +150,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_feature_gates(
         scheduling,
         "Acted on here: PriorityClass=false stops watching PriorityClasses,"
-        " PodDisruptionBudgetsSupport=false stops watching PodDisruptionBudgets.",
+        " PodDisruptionBudgetsSupport=false stops watching PodDisruptionBudgets,"
+        " ResourceTopology=false stops watching Numatopologies.",
     )
     scheduling.add_argument(
         "--plugins-dir",
@@ -345,5 +346,6 @@ def _options(args: argparse.Namespace) -> SchedulerOptions:
         metrics=bool(args.enable_metrics),
         pprof=bool(args.enable_pprof),
         pod_disruption_budgets=gates.enabled("PodDisruptionBudgetsSupport"),
+        resource_topology=gates.enabled("ResourceTopology"),
         health_ssl=health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file),
     )

@@ -163,6 +163,8 @@ class Session:
         self.sub_jobs: dict[str, SubJobInfo] = {}
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
         self.namespace_info = snapshot.namespace_info
+        # Each node's Numatopology, by node name (nodes without one are absent).
+        self.numa_info = snapshot.numa_info
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),

@@ -9,6 +9,7 @@ from volcano_py.models.cronjob import CronJob
 from volcano_py.models.hypernode import HyperNode
 from volcano_py.models.job import Job
 from volcano_py.models.jobflow import JobFlow, JobTemplate
+from volcano_py.models.numatopology import Numatopology
 from volcano_py.models.podgroup import PodGroup
 from volcano_py.models.queue import Queue
 from volcano_py.models.resource import CustomResource
@@ -22,6 +23,7 @@ RESOURCE_MODELS: Final[tuple[type[CustomResource], ...]] = (
     JobTemplate,
     Command,
     HyperNode,
+    Numatopology,
 )
 
 _BY_TYPE: Final = {(model.CRD.api_version, model.CRD.kind): model for model in RESOURCE_MODELS}

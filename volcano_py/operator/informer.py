@@ -68,6 +68,10 @@ POD_GROUP: Final = ResourceKind(
 HYPER_NODE: Final = ResourceKind(
     "HyperNode", "/apis/topology.volcano.sh/v1alpha1", "hypernodes", False, optional=True
 )
+# Absent unless the Numatopology CRD is installed (a cluster without the resource exporter).
+NUMATOPOLOGY: Final = ResourceKind(
+    "Numatopology", "/apis/nodeinfo.volcano.sh/v1alpha1", "numatopologies", False, optional=True
+)
 PRIORITY_CLASS: Final = ResourceKind(
     "PriorityClass", "/apis/scheduling.k8s.io/v1", "priorityclasses", False
 )
@@ -81,6 +85,7 @@ WATCHED_KINDS: Final = (
     QUEUE,
     PRIORITY_CLASS,
     HYPER_NODE,
+    NUMATOPOLOGY,
     PDB,
     RESOURCE_QUOTA,
     POD_GROUP,

@@ -18,6 +18,7 @@ CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
     ("scheduling.volcano.sh", "queues/status", frozenset({"patch"})),
     ("scheduling.volcano.sh", "podgroups", frozenset({"get", "list", "watch", "update"})),
     ("topology.volcano.sh", "hypernodes", frozenset({"list", "watch"})),
+    ("nodeinfo.volcano.sh", "numatopologies", frozenset({"list", "watch"})),
     ("scheduling.k8s.io", "priorityclasses", frozenset({"list", "watch"})),
     ("policy", "poddisruptionbudgets", frozenset({"list", "watch"})),
 )

@@ -76,6 +76,8 @@ class SchedulerOptions:
     pprof: bool = False
     # The PodDisruptionBudgetsSupport feature gate: watch PDBs for the pdb plugin.
     pod_disruption_budgets: bool = True
+    # The ResourceTopology feature gate: watch Numatopologies for the numa-aware plugin.
+    resource_topology: bool = True
     # --ca-cert-file, --tls-cert-file, --tls-private-key-file: /healthz over TLS.
     health_ssl: ssl.SSLContext | None = None
     shutdown_grace: float = 5.0
@@ -241,6 +243,7 @@ class LiveScheduler:
                 for kind in WATCHED_KINDS
                 if (options.priority_class or kind.kind != "PriorityClass")
                 and (options.pod_disruption_budgets or kind.kind != "PodDisruptionBudget")
+                and (options.resource_topology or kind.kind != "Numatopology")
             ]
             feed = PodFeed(self.cache.apply_event)
             self.informers = Informers(

@@ -51,6 +51,8 @@ BUILTIN_PLUGINS: Final = {
     "network-topology-aware": "volcano_py.plugins.network_topology_aware",
     "sla": "volcano_py.plugins.sla",
     "tdm": "volcano_py.plugins.tdm",
+    "numa-aware": "volcano_py.plugins.numa_aware",
+    "task-topology": "volcano_py.plugins.task_topology",
     "cdp": "volcano_py.plugins.cdp",
     "nodegroup": "volcano_py.plugins.nodegroup",
     "resource-strategy-fit": "volcano_py.plugins.resource_strategy_fit",

@@ -31,6 +31,7 @@ VOLCANO_KINDS: Final = {
     "JobTemplate": "flow.volcano.sh/v1alpha1",
     "Command": "bus.volcano.sh/v1alpha1",
     "HyperNode": "topology.volcano.sh/v1alpha1",
+    "Numatopology": "nodeinfo.volcano.sh/v1alpha1",
 }
 CORE_KINDS: Final = {
     "Node": "v1",

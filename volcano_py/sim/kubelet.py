@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from volcano_py.api.quantity import QuantityError, parse_quantity
+from volcano_py.api.qos import qos_class
 from volcano_py.controllers.raw import items, mapping, metadata, spec, status, text
 
 _POD_NETWORK: Final = ipaddress.IPv4Network("10.244.0.0/16")
@@ -54,42 +54,6 @@ def mark_scheduled(pod: dict[str, Any], now: str) -> None:
         c for c in items(pod_status.get("conditions")) if mapping(c).get("type") != "PodScheduled"
     ] + [condition("PodScheduled", True, now)]
     pod["status"] = pod_status
-
-
-def qos_class(pod: Mapping[str, Any]) -> str:
-    """``GetPodQOS``: Guaranteed when every container limits cpu and memory and requests no
-    other amount; BestEffort when nothing asks for cpu or memory; Burstable otherwise."""
-    containers = [mapping(c) for c in items(spec(pod).get("containers"))] + [
-        mapping(c) for c in items(spec(pod).get("initContainers"))
-    ]
-    any_amount = False
-    guaranteed = True
-    for container in containers:
-        resources = mapping(container.get("resources"))
-        limits = _amounts(mapping(resources.get("limits")))
-        requests = {**limits, **_amounts(mapping(resources.get("requests")))}
-        if requests or limits:
-            any_amount = True
-        if any(limits.get(name) is None for name in ("cpu", "memory")):
-            guaranteed = False
-        if any(limits.get(name) != amount for name, amount in requests.items()):
-            guaranteed = False
-    if not any_amount:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
-
-
-def _amounts(values: Mapping[str, Any]) -> dict[str, float]:
-    found: dict[str, float] = {}
-    for name in ("cpu", "memory"):
-        if name in values:
-            try:
-                amount = float(parse_quantity(values[name]))
-            except QuantityError:
-                continue
-            if amount:
-                found[name] = amount
-    return found
 
 
 def _container_id(seed: int, pod_uid: str, container: str, started: str) -> str:

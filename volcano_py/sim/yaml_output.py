@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import yaml
 
+from volcano_py.api.qos import qos_class
 from volcano_py.sim.cluster import InMemoryCluster
-from volcano_py.sim.kubelet import qos_class
 
 # apiVersion of the kinds the simulated cluster holds, for objects given without one.
 API_VERSIONS: Final = {

@@ -1,0 +1,60 @@
+"""A pod's QoS class (Kubernetes' ``GetPodQOS``), read by the simulated kubelet and by
+``numa-aware`` (only Guaranteed pods get CPUs pinned by the kubelet's static CPU manager)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from volcano_py.api.quantity import QuantityError, parse_quantity
+
+GUARANTEED: Final = "Guaranteed"
+BURSTABLE: Final = "Burstable"
+BEST_EFFORT: Final = "BestEffort"
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _amounts(values: Mapping[str, Any]) -> dict[str, float]:
+    """The non-zero cpu and memory amounts (the only resources QoS looks at)."""
+    found: dict[str, float] = {}
+    for name in ("cpu", "memory"):
+        if name in values:
+            try:
+                amount = float(parse_quantity(values[name]))
+            except QuantityError:
+                continue
+            if amount:
+                found[name] = amount
+    return found
+
+
+def qos_class(pod: Mapping[str, Any]) -> str:
+    """``GetPodQOS``: Guaranteed when every container limits cpu and memory and requests no
+    other amount; BestEffort when nothing asks for cpu or memory; Burstable otherwise.
+    Requests default to limits, as the API server defaults them."""
+    spec = _mapping(pod.get("spec"))
+    containers = [_mapping(c) for c in _list(spec.get("containers"))] + [
+        _mapping(c) for c in _list(spec.get("initContainers"))
+    ]
+    any_amount = False
+    guaranteed = True
+    for container in containers:
+        resources = _mapping(container.get("resources"))
+        limits = _amounts(_mapping(resources.get("limits")))
+        requests = {**limits, **_amounts(_mapping(resources.get("requests")))}
+        if requests or limits:
+            any_amount = True
+        if any(limits.get(name) is None for name in ("cpu", "memory")):
+            guaranteed = False
+        if any(limits.get(name) != amount for name, amount in requests.items()):
+            guaranteed = False
+    if not any_amount:
+        return BEST_EFFORT
+    return GUARANTEED if guaranteed else BURSTABLE
