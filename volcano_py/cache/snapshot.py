@@ -32,3 +32,6 @@ class ClusterSnapshot:
     hyper_node_tree: HyperNodeTree | None = None
     # ResourceQuota statuses of every namespace that has one, by namespace.
     namespace_info: dict[str, NamespaceInfo] = field(default_factory=dict)
+    # ``device-config.yaml`` of every ConfigMap that has one, by ``namespace/name`` (the
+    # device configuration deviceshare reads, as upstream reads it from the API).
+    device_configs: dict[str, str] = field(default_factory=dict)

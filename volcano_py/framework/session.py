@@ -163,6 +163,7 @@ class Session:
         self.sub_jobs: dict[str, SubJobInfo] = {}
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
         self.namespace_info = snapshot.namespace_info
+        self.device_configs = snapshot.device_configs
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),

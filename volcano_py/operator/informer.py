@@ -85,6 +85,8 @@ PDB: Final = ResourceKind(
     "PodDisruptionBudget", "/apis/policy/v1", "poddisruptionbudgets", True, optional=True
 )
 RESOURCE_QUOTA: Final = ResourceKind("ResourceQuota", "/api/v1", "resourcequotas", True)
+# For deviceshare's device configuration (the cache keeps only ConfigMaps that carry one).
+CONFIG_MAP: Final = ResourceKind("ConfigMap", "/api/v1", "configmaps", True)
 # Nodes first: pods then land on known nodes rather than placeholders.
 WATCHED_KINDS: Final = (
     NODE,
@@ -93,6 +95,7 @@ WATCHED_KINDS: Final = (
     HYPER_NODE,
     PDB,
     RESOURCE_QUOTA,
+    CONFIG_MAP,
     POD_GROUP,
     POD,
 )
