@@ -420,6 +420,48 @@ def _find_card(node: VgpuNode, uuid: str) -> VgpuCard | None:
     return None
 
 
+def add_resource(
+    node: VgpuNode, key: str, group: str, annotations: Mapping[str, str]
+) -> list[tuple[int, int, int]]:
+    """``AddResource``: the cards a pod's ``vgpu-ids-new`` names become its (hami-core
+    ``AddPod``: a card counts a pod once)."""
+    text = annotations.get(ASSIGNED_IDS)
+    if text is None:
+        return []
+    held: list[tuple[int, int, int]] = []
+    for devices in decode_pod_devices(text):
+        for device in devices:
+            card = _find_card(node, device.uuid)
+            if card is None or key in card.pods:
+                continue
+            card.pods[key] = (device.usedmem, device.usedcores, group)
+            card.used_num += 1
+            card.used_mem += device.usedmem
+            card.used_core += device.usedcores
+            held.append((card.id, device.usedmem, device.usedcores))
+    return held
+
+
+def hold(
+    node: VgpuNode, key: str, group: str, devices: Sequence[Sequence[UsedDevice]]
+) -> list[tuple[int, int, int]]:
+    """Record a fit's cards as the pod's (``TryAddPod`` per card and container, then
+    ``addToPodMap``): ``(card id, memory, cores)`` of each."""
+    held: list[tuple[int, int, int]] = []
+    for container in devices:
+        for device in container:
+            card = _find_card(node, device.uuid)
+            if card is None:
+                continue
+            memory, cores, _ = card.pods.get(key, (0, 0, group))
+            card.pods[key] = (memory + device.usedmem, cores + device.usedcores, group)
+            card.used_num += 1
+            card.used_mem += device.usedmem
+            card.used_core += device.usedcores
+            held.append((card.id, device.usedmem, device.usedcores))
+    return held
+
+
 class VgpuDevices:
     """The session's vGPU accounting: the cards of every node, and ``[N, C]`` mirrors of
     their usage for the vectorised prefilter."""
@@ -467,22 +509,7 @@ class VgpuDevices:
         self, task: TaskInfo, row: int, annotations: Mapping[str, str]
     ) -> None:
         """``AddResource`` (hami-core ``AddPod``: a card counts a pod once)."""
-        text = annotations.get(ASSIGNED_IDS)
-        if text is None:
-            return
-        node = self.nodes[row]
-        held: list[tuple[int, int, int]] = []
-        group = pod_group_key(task)
-        for devices in decode_pod_devices(text):
-            for device in devices:
-                card = _find_card(node, device.uuid)
-                if card is None or task.key in card.pods:
-                    continue
-                card.pods[task.key] = (device.usedmem, device.usedcores, group)
-                card.used_num += 1
-                card.used_mem += device.usedmem
-                card.used_core += device.usedcores
-                held.append((card.id, device.usedmem, device.usedcores))
+        held = add_resource(self.nodes[row], task.key, pod_group_key(task), annotations)
         if held:
             self.holders[task.key] = (row, held)
 
@@ -513,20 +540,7 @@ class VgpuDevices:
         result = self.fit_on(task, row)
         if not result.fits:
             return result
-        node = self.nodes[row]
-        group = pod_group_key(task)
-        held: list[tuple[int, int, int]] = []
-        for devices in result.devices:
-            for device in devices:
-                card = _find_card(node, device.uuid)
-                if card is None:
-                    continue
-                memory, cores, _ = card.pods.get(task.key, (0, 0, group))
-                card.pods[task.key] = (memory + device.usedmem, cores + device.usedcores, group)
-                card.used_num += 1
-                card.used_mem += device.usedmem
-                card.used_core += device.usedcores
-                held.append((card.id, device.usedmem, device.usedcores))
+        held = hold(self.nodes[row], task.key, pod_group_key(task), result.devices)
         self.holders[task.key] = (row, held)
         self._mirror(row)
         return result
