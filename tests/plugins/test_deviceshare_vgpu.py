@@ -17,9 +17,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import TaskStatus
 from volcano_py.plugins.deviceshare.config import DEFAULT_NVIDIA
 from volcano_py.plugins.deviceshare.options import BINPACK, SPREAD
 from volcano_py.plugins.deviceshare.requests import container_device_requests
@@ -33,6 +39,7 @@ from volcano_py.plugins.deviceshare.vgpu import (
     UsedDevice,
     UuidFilter,
     VgpuCard,
+    VgpuDevices,
     VgpuNode,
     add_resource,
     card_score,
@@ -454,3 +461,100 @@ def test_decode_node_devices() -> None:
     ]
     assert decode_node_devices("n", "GPU-a,10,24000") is None
     assert decode_node_devices("n", "GPU-a,10,24000,NVIDIA:") is None
+
+
+# ---- vectorised mask and score == the scalar fit
+
+
+def _vgpu_node_object(name: str, cards: list[tuple[int, int, str]]) -> dict[str, Any]:
+    register = "".join(
+        f"GPU-{name}-{i},{number},{memory},{kind},true,hami-core:"
+        for i, (number, memory, kind) in enumerate(cards)
+    )
+    resources = {
+        "volcano.sh/vgpu-number": "10",
+        "volcano.sh/vgpu-memory": "10",
+        "volcano.sh/vgpu-cores": "10",
+    }
+    return {
+        "metadata": {"name": name, "annotations": {"volcano.sh/node-vgpu-register": register}},
+        "status": {"allocatable": resources, "capacity": resources},
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nodes=st.lists(
+        st.tuples(
+            st.lists(
+                st.tuples(
+                    st.integers(0, 3),
+                    st.sampled_from([8000, 16000]),
+                    st.sampled_from(["NVIDIA-T4", "MLU-370"]),
+                ),
+                min_size=1,
+                max_size=4,
+            ),
+            st.lists(
+                st.tuples(st.integers(0, 3), st.integers(0, 9000), st.integers(0, 100)), max_size=4
+            ),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    nums=st.integers(0, 3),
+    memory=st.integers(0, 9000),
+    cores=st.sampled_from([0, 30, 100]),
+    policy=st.sampled_from([BINPACK, SPREAD, ""]),
+)
+def test_vectorised_mask_and_score_agree_with_the_scalar_fit(
+    nodes: list[tuple[list[tuple[int, int, str]], list[tuple[int, int, int]]]],
+    nums: int,
+    memory: int,
+    cores: int,
+    policy: str,
+) -> None:
+    infos = []
+    matrix = NodeMatrix()
+    for row, (cards, holders) in enumerate(nodes):
+        name = f"n{row}"
+        info = NodeInfo(name=name, matrix=matrix, row=row, node=_vgpu_node_object(name, cards))
+        for h, (card, used, used_cores) in enumerate(holders):
+            pod = {
+                "metadata": {
+                    "name": f"{name}-{h}",
+                    "namespace": "default",
+                    "annotations": {
+                        ASSIGNED_IDS: f"GPU-{name}-{card % len(cards)},NVIDIA,{used},{used_cores}:"
+                    },
+                },
+                "spec": {"nodeName": name, "containers": []},
+            }
+            task = TaskInfo.from_pod(pod)
+            task.status = TaskStatus.RUNNING
+            info.tasks[task.key] = task
+        infos.append(info)
+    devices = VgpuDevices(infos, DEFAULT_NVIDIA, policy)
+    limits = {
+        "volcano.sh/vgpu-number": str(nums),
+        "volcano.sh/vgpu-memory": str(memory),
+        "volcano.sh/vgpu-cores": str(cores),
+    }
+    rows = np.arange(len(infos))
+    # Twice: the second time after a placement, which the caches refresh only on its row.
+    for attempt in range(2):
+        task = make_pod(f"new-{attempt}", 0, limits=limits)
+        assert not devices.needs_scalar_fit(task)
+        mask = devices.mask(task)
+        assert mask is not None
+        scores = devices.scores(task, rows)
+        fitting = []
+        for row in rows:
+            exact = devices.fit_on(task, int(row))
+            assert bool(mask.passed[row]) == exact.fits, row
+            if exact.fits:
+                fitting.append(int(row))
+                assert scores[row] == pytest.approx(exact.score), row
+        if not fitting:
+            break
+        assert devices.allocate(task, fitting[-1]).fits

@@ -181,10 +181,13 @@ class GpuShareDevices:
         self.idle = (exists & (self.pods == 0)).sum(axis=1)
 
     def _refresh(self, row: int) -> None:
-        exists = self.memory[row] >= 0
-        free = np.where(exists, np.maximum(self.memory[row] - self.used[row], 0.0), -1.0)
-        self.best_free[row] = free.max() if self.has_device[row] else -1.0
-        self.idle[row] = int((exists & (self.pods[row] == 0)).sum())
+        # A handful of cards: plain Python over the row beats numpy's per-call overhead.
+        memory, used, pods = self.memory[row].tolist(), self.used[row].tolist(), self.pods[row]
+        free = [max(m - u, 0.0) for m, u in zip(memory, used, strict=True) if m >= 0]
+        self.best_free[row] = max(free, default=-1.0) if self.has_device[row] else -1.0
+        self.idle[row] = sum(
+            1 for m, n in zip(memory, pods.tolist(), strict=True) if m >= 0 and n == 0
+        )
         self.version += 1
 
     def _hold(self, key: str, row: int, cards: Sequence[int], memory: int) -> None:
@@ -227,7 +230,9 @@ class GpuShareDevices:
     def allocate(self, task: TaskInfo, row: int) -> list[int] | None:
         """``Allocate``: take cards on ``row`` for ``task``; None when none fit."""
         request = gpu_request(task)
-        chosen = card_choice(self.memory[row], self.used[row], self.pods[row], request)
+        chosen = card_choice(
+            self.memory[row].tolist(), self.used[row].tolist(), self.pods[row].tolist(), request
+        )
         if not chosen:
             return None
         self._hold(task.key, row, chosen, request.memory)

@@ -11,7 +11,6 @@ other), into ``TaskInfo.pod_annotations``, which both binders (live and ``simula
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,7 +105,7 @@ class DeviceSharePlugin:
 
     def _vgpu_predicate(self, task: TaskInfo) -> Any:
         devices = self.vgpu
-        if devices is None or not devices.requested(task):
+        if devices is None or not devices.needs_scalar_fit(task):
             return None
         return devices.predicate
 
@@ -118,10 +117,8 @@ class DeviceSharePlugin:
         if devices is None or not devices.requested(task):
             return scores
         weight = self.options.schedule_weight
-        with_device = devices.has_device[rows]
-        for i in np.flatnonzero(with_device):
-            score = devices.score(task, int(rows[i]))
-            scores[i] = math.floor(score + 0.5) * weight
+        found = devices.scores(task, rows)
+        scores[:] = np.floor(found + 0.5) * weight
         return scores
 
     def masks(self, task: TaskInfo) -> list[NodeMask]:

@@ -34,6 +34,8 @@ def _requests(container: Mapping[str, Any]) -> Mapping[str, Any]:
 def _value(quantity: Any) -> int:
     """``Quantity.Value()``; an unparsable quantity counts as nothing (the API server
     refuses such pods, so this only guards hand-written input)."""
+    if quantity == 0:
+        return 0
     try:
         return quantity_value(quantity)
     except QuantityError:

@@ -315,17 +315,42 @@ def card_score(policy: str, card: VgpuCard, used: Sequence[int]) -> float:
 
 @dataclass(frozen=True, slots=True)
 class VgpuAsk:
-    """What a task asks of vGPUs, read once per pod."""
+    """What a task asks of vGPUs, read once per pod.
+
+    ``simple``: one container asks and no annotation narrows the cards (UUIDs, GPU types,
+    PodGroup spread). Then a node fits exactly when enough of its cards each fit the
+    container, which the vectorised mask decides alone; otherwise the mask is a necessary
+    condition and the scalar fit decides on the nodes it lets through."""
 
     requests: tuple[ContainerDeviceRequest, ...]
     any_request: bool
+    simple: bool
+    mode: str | None
+
+
+def _simple(task: TaskInfo, requests: Sequence[ContainerDeviceRequest]) -> bool:
+    annotations = task.pod_annotations
+    return (
+        len(requests) <= 1
+        and not UuidFilter.of(annotations).enabled
+        and GPU_IN_USE not in annotations
+        and GPU_NO_USE not in annotations
+        and not (annotations.get(PODGROUP_POLICY) == PODGROUP_SPREAD and pod_group_key(task))
+        and all(r.type == NVIDIA for r in requests)
+    )
 
 
 def vgpu_ask(task: TaskInfo, config: NvidiaConfig) -> VgpuAsk:
     cached: tuple[NvidiaConfig, VgpuAsk] | None = task.derived.get("deviceshare.vgpu")
     if cached is not None and cached[0] == config:
         return cached[1]
-    ask = VgpuAsk(container_device_requests(task.pod, config), has_vgpu_request(task.pod, config))
+    requests = container_device_requests(task.pod, config)
+    ask = VgpuAsk(
+        requests,
+        has_vgpu_request(task.pod, config),
+        _simple(task, requests),
+        task.pod_annotations.get(MODE_ANNOTATION),
+    )
     task.derived["deviceshare.vgpu"] = (config, ask)
     return ask
 
@@ -478,6 +503,8 @@ class VgpuDevices:
                 self.nodes[node.row] = devices
         width = max((max(d.cards) + 1 for d in self.nodes.values()), default=0)
         self.has_device: BoolArray = np.zeros(size, dtype=bool)
+        # Cards whose type names NVIDIA (checkType's general check for an NVIDIA request).
+        self.nvidia: BoolArray = np.zeros((size, width), dtype=bool)
         self.number: FloatArray = np.full((size, width), -1.0)
         self.memory: FloatArray = np.zeros((size, width))
         self.used_num: FloatArray = np.zeros((size, width))
@@ -486,7 +513,13 @@ class VgpuDevices:
         # Task key -> (row, [(card id, memory, cores)]) of what each pod holds.
         self.holders: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
         self.version = 0
-        self._masks: dict[tuple[ContainerDeviceRequest, ...], tuple[int, NodeMask]] = {}
+        # The row each change touched, in order: ``version`` indexes it.
+        self._changed_rows: list[int] = []
+        self._all_rows = np.arange(size, dtype=np.intp)
+        self._per_node_cache: dict[Any, tuple[int, Any]] = {}
+        self._masks: dict[
+            tuple[tuple[ContainerDeviceRequest, ...], bool, str | None], tuple[int, NodeMask]
+        ] = {}
         for row in self.nodes:
             self.has_device[row] = True
             for task in node_list[row].tasks.values():
@@ -498,11 +531,13 @@ class VgpuDevices:
 
     def _mirror(self, row: int) -> None:
         for card_id, card in self.nodes[row].cards.items():
+            self.nvidia[row, card_id] = NVIDIA in card.type
             self.number[row, card_id] = card.number
             self.memory[row, card_id] = card.memory
             self.used_num[row, card_id] = card.used_num
             self.used_mem[row, card_id] = card.used_mem
             self.used_core[row, card_id] = card.used_core
+        self._changed_rows.append(row)
         self.version += 1
 
     def add_from_annotations(
@@ -557,13 +592,16 @@ class VgpuDevices:
         ask = vgpu_ask(task, self.config)
         if not ask.any_request:
             return None
-        key = ask.requests
+        key = (ask.requests, ask.simple, ask.mode)
         cached = self._masks.get(key)
         if cached is not None and cached[0] == self.version:
             return cached[1]
         possible: BoolArray = self.has_device.copy()
+        if ask.mode is not None and ask.mode != HAMI_CORE:
+            # Every node shares as hami-core here (MIG is not ported).
+            possible[:] = False
         for request in ask.requests:
-            possible &= self._cards_fitting(request) >= request.nums
+            possible &= self._fit_counts(request, ask.simple) >= request.nums
         passed: BoolArray = ~self.has_device | possible
 
         def reason(row: int) -> Status:
@@ -577,24 +615,104 @@ class VgpuDevices:
         self._masks[key] = (self.version, node_mask)
         return node_mask
 
-    def _cards_fitting(self, request: ContainerDeviceRequest) -> Any:
-        exists = self.number >= 0
+    def _memreq(self, request: ContainerDeviceRequest, rows: Any) -> Any:
+        memory = self.memory[rows]
         if request.mem_percentage_req != NO_PERCENTAGE:
-            memreq = np.floor(self.memory * request.mem_percentage_req / 100.0)
-        else:
-            memreq = np.full_like(self.memory, float(request.memreq))
+            return np.floor(memory * request.mem_percentage_req / 100.0)
+        return np.full_like(memory, float(request.memreq))
+
+    def _cards_fitting(self, request: ContainerDeviceRequest, typed: bool, rows: Any) -> Any:
+        """``[len(rows), C]``: the cards that could take ``request`` alone (``typed``: their
+        type checked too, which the simple requests need for the mask to be exact)."""
+        number, used_num = self.number[rows], self.used_num[rows]
+        used_core = self.used_core[rows]
         cores = request.coresreq
         fits = (
-            exists
-            & (self.number > self.used_num)
-            & (self.memory - self.used_mem >= memreq)
-            & (self.used_core + cores <= 100)
+            (number >= 0)
+            & (number > used_num)
+            & (self.memory[rows] - self.used_mem[rows] >= self._memreq(request, rows))
+            & (used_core + cores <= 100)
         )
         if cores == 100:
-            fits &= self.used_num == 0
+            fits &= used_num == 0
         if cores == 0:
-            fits &= self.used_core != 100
-        return fits.sum(axis=1)
+            fits &= used_core != 100
+        if typed:
+            fits &= self.nvidia[rows]
+        return fits
+
+    def _binpack_scores(self, request: ContainerDeviceRequest, rows: Any) -> FloatArray:
+        """The binpack score of a simple request at ``rows`` (0 where it does not fit)."""
+        fitting = self._cards_fitting(request, True, rows)
+        # binpack's card order: most used memory first, lowest id on a tie (stable sort).
+        used_mem = self.used_mem[rows]
+        order = np.argsort(np.where(fitting, -used_mem, np.inf), axis=1, kind="stable")
+        chosen = order[:, : request.nums]
+        picked = np.take_along_axis(fitting, chosen, axis=1)
+        memory = np.take_along_axis(self.memory[rows], chosen, axis=1)
+        used = np.take_along_axis(used_mem, chosen, axis=1)
+        memreq = np.take_along_axis(self._memreq(request, rows), chosen, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            card_scores = BINPACK_MULTIPLIER * (used + memreq) / memory
+        found: FloatArray = np.zeros(len(fitting))
+        fits = picked.all(axis=1) & self.has_device[rows]
+        found[fits] = card_scores[fits].sum(axis=1)
+        return found
+
+    def _per_node(self, key: Any, compute: Any) -> Any:
+        """``compute(rows)`` over every node, kept per ``key`` and recomputed only for the
+        rows placements changed since (one row each): the hot path stays one small numpy
+        call per placement, not one over all nodes."""
+        cached = self._per_node_cache.get(key)
+        if cached is None:
+            values = compute(self._all_rows)
+        elif cached[0] == self.version:
+            return cached[1]
+        else:
+            values = cached[1].copy()
+            dirty = np.unique(np.asarray(self._changed_rows[cached[0] :], dtype=np.intp))
+            values[dirty] = compute(dirty)
+        self._per_node_cache[key] = (self.version, values)
+        return values
+
+    def _fit_counts(self, request: ContainerDeviceRequest, typed: bool) -> Any:
+        return self._per_node(
+            ("count", request, typed),
+            lambda rows: self._cards_fitting(request, typed, rows).sum(axis=1),
+        )
+
+    def needs_scalar_fit(self, task: TaskInfo) -> bool:
+        ask = vgpu_ask(task, self.config)
+        return ask.any_request and not ask.simple
+
+    def score(self, task: TaskInfo, row: int) -> float:
+        """``ScoreNode``: the fit's score on this node (0 when it does not fit)."""
+        if row not in self.nodes:
+            return 0.0
+        result = self.fit_on(task, row)
+        return result.score if result.fits else 0.0
+
+    def scores(self, task: TaskInfo, rows: Any) -> FloatArray:
+        """The fit's score at each of ``rows`` (0 where it does not fit or no vGPU):
+        vectorised for a simple request, the scalar fit per node otherwise."""
+        ask = vgpu_ask(task, self.config)
+        found: FloatArray = np.zeros(len(rows))
+        if self.policy != BINPACK or not ask.requests:
+            # spread's card score counts the card after this pod's own use (as upstream), so
+            # it is 0; no policy scores 0.
+            return found
+        if not ask.simple:
+            for i in np.flatnonzero(self.has_device[rows]):
+                found[i] = self.score(task, int(rows[i]))
+            return found
+        request = ask.requests[0]
+        if request.nums <= 0:
+            return found
+        every: FloatArray = self._per_node(
+            ("binpack", request), lambda subset: self._binpack_scores(request, subset)
+        )
+        scored: FloatArray = every[rows]
+        return scored
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> Status | None:
         """The exact fit on one node (the mask let it through)."""
@@ -604,10 +722,3 @@ class VgpuDevices:
         if result.fits:
             return None
         return Status(StatusCode.UNSCHEDULABLE, ERR_VGPU, "deviceshare")
-
-    def score(self, task: TaskInfo, row: int) -> float:
-        """``ScoreNode``: the fit's score on this node (0 when it does not fit)."""
-        if row not in self.nodes:
-            return 0.0
-        result = self.fit_on(task, row)
-        return result.score if result.fits else 0.0
