@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from volcano_py.api.quantity import QuantityError, parse_quantity, quantity_value
-from volcano_py.plugins._kube_scheduling.podspec import containers, init_containers, mapping
+from volcano_py.plugins._kube_scheduling.podspec import containers, mapping
 from volcano_py.plugins.deviceshare.config import NvidiaConfig
 
 GPU_MEMORY: Final = "volcano.sh/gpu-memory"
@@ -53,10 +53,22 @@ def _as_int64(quantity: Any) -> int | None:
     return int(value)
 
 
+def _container_limit(container: Any, resource: str) -> int:
+    # Raw watch JSON, walked directly: this runs once per pod, for every pod on a GPU node.
+    resources = container.get("resources") if isinstance(container, Mapping) else None
+    limits = resources.get("limits") if isinstance(resources, Mapping) else None
+    if not isinstance(limits, Mapping) or resource not in limits:
+        return 0
+    return _value(limits[resource])
+
+
 def _limit_of(pod: Mapping[str, Any], resource: str) -> int:
     """Containers' limits summed, or the largest init container's, whichever is more."""
-    main = sum(_value(_limits(c).get(resource, 0)) for c in containers(pod))
-    init = max((_value(_limits(c).get(resource, 0)) for c in init_containers(pod)), default=0)
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return 0
+    main = sum(_container_limit(c, resource) for c in spec.get("containers") or ())
+    init = max((_container_limit(c, resource) for c in spec.get("initContainers") or ()), default=0)
     return max(main, init)
 
 
