@@ -36,6 +36,9 @@ def _value(quantity: Any) -> int:
     refuses such pods, so this only guards hand-written input)."""
     if quantity == 0:
         return 0
+    if isinstance(quantity, str) and quantity.isdigit():
+        # The usual spelling of a card count or MiB amount; skips the exact Decimal parse.
+        return int(quantity)
     try:
         return quantity_value(quantity)
     except QuantityError:
