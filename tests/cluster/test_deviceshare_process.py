@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 from test_scheduler_process import (
+    GROUP_ANNOTATION,
     SchedulerProcess,
     list_pods,
+    pod_group_manifest,
     scheduler_name,
     scheduler_rbac,
     start_scheduler,
@@ -83,6 +85,20 @@ def gpu_pod(
     }
 
 
+def create_scheduled_pod(
+    plane: ControlPlane,
+    namespace: str,
+    name: str,
+    scheduler: str,
+    limits: dict[str, str],
+    annotations: dict[str, str] | None = None,
+) -> None:
+    """A pod for the scheduler, in a PodGroup of its own (no controllers run here)."""
+    plane.create(pod_group_manifest(name, 1), namespace)
+    notes = {GROUP_ANNOTATION: name, **(annotations or {})}
+    plane.create(gpu_pod(name, scheduler, limits, annotations=notes), namespace)
+
+
 def _annotations(plane: ControlPlane, namespace: str, name: str) -> dict[str, str]:
     pod = list_pods(plane, namespace).get(name) or {}
     found: dict[str, str] = (pod.get("metadata") or {}).get("annotations") or {}
@@ -131,7 +147,7 @@ def test_gpu_share_pod_lands_where_one_card_fits(
         )
         scheduler = start_scheduler(conf=GPU_SHARE_CONF)
         scheduler.wait_ready()
-        control_plane.create(gpu_pod("share", scheduler_name, {gpu: "6000"}), namespace)
+        create_scheduled_pod(control_plane, namespace, "share", scheduler_name, {gpu: "6000"})
         wait_until(
             "the GPU-share pod bound",
             lambda: bool(_node_of(control_plane, namespace, "share")),
@@ -171,18 +187,17 @@ def test_vgpu_pod_gets_its_card_in_the_bind_annotations(
         scheduler = start_scheduler(conf=VGPU_CONF)
         scheduler.wait_ready()
         wanted = f"GPU-{nodes[1]}-1"
-        control_plane.create(
-            gpu_pod(
-                "pinned",
-                scheduler_name,
-                {
-                    "volcano.sh/vgpu-number": "1",
-                    "volcano.sh/vgpu-memory": "8000",
-                    "volcano.sh/vgpu-cores": "30",
-                },
-                annotations={"volcano.sh/vgpu-use-gpuuuid": wanted},
-            ),
+        create_scheduled_pod(
+            control_plane,
             namespace,
+            "pinned",
+            scheduler_name,
+            {
+                "volcano.sh/vgpu-number": "1",
+                "volcano.sh/vgpu-memory": "8000",
+                "volcano.sh/vgpu-cores": "30",
+            },
+            {"volcano.sh/vgpu-use-gpuuuid": wanted},
         )
         wait_until(
             "the vGPU pod bound",

@@ -96,6 +96,8 @@ ANNOTATION_KEYS: Final = (
 )
 # FilterNode's status message for every vGPU misfit (the details go to the log upstream).
 ERR_VGPU: Final = "hami-vgpuDeviceSharing error"
+# Up to this many changed rows are refreshed one by one in Python, more with numpy.
+_ROWS_IN_PYTHON: Final = 16
 BINPACK_MULTIPLIER: Final = 100
 SPREAD_MULTIPLIER: Final = 100
 NOT_HOLDING: Final = frozenset({TaskStatus.RELEASING, TaskStatus.PIPELINED})
@@ -659,10 +661,10 @@ class VgpuDevices:
         found[fits] = card_scores[fits].sum(axis=1)
         return found
 
-    def _per_node(self, key: Any, compute: Any) -> Any:
+    def _per_node(self, key: Any, compute: Any, compute_row: Any) -> Any:
         """``compute(rows)`` over every node, kept per ``key`` and recomputed only for the
-        rows placements changed since (one row each): the hot path stays one small numpy
-        call per placement, not one over all nodes."""
+        rows placements changed since (usually one: ``compute_row(row)``, plain Python over
+        its few cards, cheaper there than numpy's per-call overhead)."""
         cached = self._per_node_cache.get(key)
         if cached is None:
             values = compute(self._all_rows)
@@ -670,15 +672,63 @@ class VgpuDevices:
             return cached[1]
         else:
             values = cached[1].copy()
-            dirty = np.unique(np.asarray(self._changed_rows[cached[0] :], dtype=np.intp))
-            values[dirty] = compute(dirty)
+            dirty = set(self._changed_rows[cached[0] :])
+            if len(dirty) <= _ROWS_IN_PYTHON:
+                for row in dirty:
+                    values[row] = compute_row(row)
+            else:
+                rows = np.fromiter(dirty, dtype=np.intp, count=len(dirty))
+                values[rows] = compute(rows)
         self._per_node_cache[key] = (self.version, values)
         return values
+
+    def _row_fitting(self, request: ContainerDeviceRequest, typed: bool, row: int) -> list[int]:
+        """The ids of the cards of ``row`` that could take ``request`` alone (the scalar
+        statement of ``_cards_fitting``)."""
+        node = self.nodes.get(row)
+        if node is None:
+            return []
+        cores = request.coresreq
+        found = []
+        for card_id, card in sorted(node.cards.items()):
+            if request.mem_percentage_req != NO_PERCENTAGE:
+                memreq = int(card.memory * request.mem_percentage_req / 100.0)
+            else:
+                memreq = request.memreq
+            if (
+                card.number > card.used_num
+                and card.memory - card.used_mem >= memreq
+                and card.used_core + cores <= 100
+                and not (cores == 100 and card.used_num > 0)
+                and not (cores == 0 and card.used_core == 100)
+                and (not typed or NVIDIA in card.type)
+            ):
+                found.append(card_id)
+        return found
+
+    def _row_binpack(self, request: ContainerDeviceRequest, row: int) -> float:
+        node = self.nodes.get(row)
+        if node is None:
+            return 0.0
+        fitting = self._row_fitting(request, True, row)
+        if len(fitting) < request.nums:
+            return 0.0
+        chosen = sorted(fitting, key=lambda i: (-node.cards[i].used_mem, i))[: request.nums]
+        score = 0.0
+        for card_id in chosen:
+            card = node.cards[card_id]
+            if request.mem_percentage_req != NO_PERCENTAGE:
+                memreq = int(card.memory * request.mem_percentage_req / 100.0)
+            else:
+                memreq = request.memreq
+            score += card_score(BINPACK, card, [card.used_num + 1, card.used_mem + memreq, 0])
+        return score
 
     def _fit_counts(self, request: ContainerDeviceRequest, typed: bool) -> Any:
         return self._per_node(
             ("count", request, typed),
             lambda rows: self._cards_fitting(request, typed, rows).sum(axis=1),
+            lambda row: len(self._row_fitting(request, typed, row)),
         )
 
     def needs_scalar_fit(self, task: TaskInfo) -> bool:
@@ -709,7 +759,9 @@ class VgpuDevices:
         if request.nums <= 0:
             return found
         every: FloatArray = self._per_node(
-            ("binpack", request), lambda subset: self._binpack_scores(request, subset)
+            ("binpack", request),
+            lambda subset: self._binpack_scores(request, subset),
+            lambda row: self._row_binpack(request, row),
         )
         scored: FloatArray = every[rows]
         return scored
