@@ -345,7 +345,7 @@ def test_decode_container_devices_rejects_invalid_usage(
     case: str, text: str, want: list[UsedDevice]
 ) -> None:
     """TestDecodeContainerDevicesRejectsInvalidUsage."""
-    assert decode_pod_devices(text) == [want], case
+    assert decode_pod_devices(text) == (tuple(want),), case
 
 
 # ---- hamicore_test.go (AddPod = add_resource from annotations, SubPod = release)

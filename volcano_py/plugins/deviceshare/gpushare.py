@@ -138,15 +138,33 @@ def card_choice(
 class GpuShareDevices:
     """The session's per-card accounting of every node with GPUs, as arrays over rows."""
 
-    def __init__(self, node_list: Sequence[NodeInfo], sharing: bool, number: bool) -> None:
+    def __init__(
+        self,
+        node_list: Sequence[NodeInfo],
+        sharing: bool,
+        number: bool,
+        inventory: dict[str, tuple[Any, dict[int, int] | None]] | None = None,
+    ) -> None:
+        """``inventory``: node name -> (node object, its cards) kept from one session to the
+        next, so an unchanged node is not read again."""
         self.sharing = sharing
         self.number = number
         size = len(node_list)
         inventories: list[tuple[int, dict[int, int]]] = []
+        known = inventory if inventory is not None else {}
         for node in node_list:
-            cards = node_cards(node.node)
+            seen = known.get(node.name)
+            if seen is not None and seen[0] is node.node:
+                cards = seen[1]
+            else:
+                cards = node_cards(node.node)
+                known[node.name] = (node.node, cards)
             if cards:
                 inventories.append((node.row, cards))
+        if len(known) > 2 * size:
+            current = {node.name for node in node_list}
+            for name in [name for name in known if name not in current]:
+                del known[name]
         width = max((max(cards) + 1 for _, cards in inventories), default=0)
         self.node_names = [node.name for node in node_list]
         # -1: no such card (never existed, or unhealthy).
@@ -154,20 +172,43 @@ class GpuShareDevices:
         self.used: FloatArray = np.zeros((size, width))
         self.pods: IntArray = np.zeros((size, width), dtype=np.intp)
         self.has_device: BoolArray = np.zeros(size, dtype=bool)
-        for row, cards in inventories:
-            self.has_device[row] = True
-            for card, amount in cards.items():
-                self.memory[row, card] = amount
+        cells = [
+            (row, card, amount) for row, cards in inventories for card, amount in cards.items()
+        ]
+        if cells:
+            rows, columns, amounts = zip(*cells, strict=True)
+            self.has_device[list(rows)] = True
+            self.memory[list(rows), list(columns)] = amounts
         self.best_free: FloatArray = np.full(size, -1.0)
         self.idle: IntArray = np.zeros(size, dtype=np.intp)
         # Task key -> (row, card ids, memory per card) of every pod holding cards.
         self.holders: dict[str, tuple[int, tuple[int, ...], int]] = {}
         self.version = 0
         self._masks: dict[tuple[int, int], tuple[int, NodeMask]] = {}
-        for row, _ in inventories:
+        # What the running pods hold, summed in one pass (np.add.at) rather than per card.
+        held_rows: list[int] = []
+        held_cards: list[int] = []
+        held_memory: list[int] = []
+        width = self.memory.shape[1]
+        for row, cards in inventories:
             for task in node_list[row].tasks.values():
-                if task.status not in NOT_HOLDING:
-                    self.add_from_annotations(task, row, task.pod_annotations)
+                if task.status in NOT_HOLDING:
+                    continue
+                request = gpu_request(task)
+                if request.memory <= 0 and request.number <= 0:
+                    continue
+                ids = gpu_index(task.pod_annotations)
+                if not ids:
+                    continue
+                kept = tuple(c for c in ids if 0 <= c < width and c in cards)
+                self.holders[task.key] = (row, kept, request.memory)
+                for card in kept:
+                    held_rows.append(row)
+                    held_cards.append(card)
+                    held_memory.append(request.memory)
+        if held_rows:
+            np.add.at(self.used, (held_rows, held_cards), held_memory)
+            np.add.at(self.pods, (held_rows, held_cards), 1)
         self._refresh_all()
 
     # ---- accounting

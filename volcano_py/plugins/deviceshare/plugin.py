@@ -75,11 +75,22 @@ class DeviceSharePlugin:
         options = self.options
         if self.conflict is not None:
             return
+        memory = ssn.state.plugin_memory.setdefault(PLUGIN_NAME, {})
         if options.gpushare:
-            self.gpushare = GpuShareDevices(ssn.node_list, options.gpu_sharing, options.gpu_number)
+            self.gpushare = GpuShareDevices(
+                ssn.node_list,
+                options.gpu_sharing,
+                options.gpu_number,
+                memory.setdefault("gpushare inventory", {}),
+            )
         if options.vgpu:
             config = nvidia_config(ssn.device_configs, options.config_key)
-            self.vgpu = VgpuDevices(ssn.node_list, config, options.schedule_policy)
+            self.vgpu = VgpuDevices(
+                ssn.node_list,
+                config,
+                options.schedule_policy,
+                memory.setdefault("vgpu registrations", {}),
+            )
         if self.gpushare is None and self.vgpu is None:
             return
         for devices in (self.gpushare, self.vgpu):

@@ -30,6 +30,7 @@ hami-core (as upstream does when it has no geometry for the card), and said once
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -211,11 +212,13 @@ def encode_pod_devices(containers: Sequence[Sequence[UsedDevice]]) -> str:
     )
 
 
-def decode_pod_devices(text: str) -> list[list[UsedDevice]]:
+# A pod's annotation is read every session while it runs: each distinct text parsed once.
+@functools.lru_cache(maxsize=65536)
+def decode_pod_devices(text: str) -> tuple[tuple[UsedDevice, ...], ...]:
     """``DecodePodDevices``; malformed entries are skipped (as upstream)."""
     if not text:
-        return []
-    found: list[list[UsedDevice]] = []
+        return ()
+    found: list[tuple[UsedDevice, ...]] = []
     for part in text.split(";"):
         devices: list[UsedDevice] = []
         for entry in part.split(":") if part else ():
@@ -231,8 +234,8 @@ def decode_pod_devices(text: str) -> list[list[UsedDevice]]:
             if memory < 0 or cores < 0 or memory >= 2**32 or cores >= 2**32:
                 continue
             devices.append(UsedDevice(fields[0], fields[1], memory, cores))
-        found.append(devices)
-    return found
+        found.append(tuple(devices))
+    return tuple(found)
 
 
 def pod_group_key(task: TaskInfo) -> str:
@@ -447,6 +450,18 @@ def _find_card(node: VgpuNode, uuid: str) -> VgpuCard | None:
     return None
 
 
+def _fresh(template: VgpuNode) -> VgpuNode:
+    """A session's own copy of a node's decoded cards, with no usage yet."""
+    return VgpuNode(
+        template.name,
+        template.mode,
+        {
+            card_id: VgpuCard(card.id, card.uuid, card.number, card.memory, card.type, card.health)
+            for card_id, card in template.cards.items()
+        },
+    )
+
+
 def add_resource(
     node: VgpuNode, key: str, group: str, annotations: Mapping[str, str]
 ) -> list[tuple[int, int, int]]:
@@ -493,16 +508,35 @@ class VgpuDevices:
     """The session's vGPU accounting: the cards of every node, and ``[N, C]`` mirrors of
     their usage for the vectorised prefilter."""
 
-    def __init__(self, node_list: Sequence[NodeInfo], config: NvidiaConfig, policy: str) -> None:
+    def __init__(
+        self,
+        node_list: Sequence[NodeInfo],
+        config: NvidiaConfig,
+        policy: str,
+        registrations: dict[str, tuple[Any, VgpuNode | None]] | None = None,
+    ) -> None:
+        """``registrations``: node name -> (node object, its decoded cards) kept from one
+        session to the next, so an unchanged node is not decoded again."""
         self.config = config
         self.policy = policy
         self.node_names = [node.name for node in node_list]
         size = len(node_list)
         self.nodes: dict[int, VgpuNode] = {}
+        known = registrations if registrations is not None else {}
         for node in node_list:
-            devices = node_devices(node.name, node.node)
-            if devices is not None:
-                self.nodes[node.row] = devices
+            seen = known.get(node.name)
+            if seen is not None and seen[0] is node.node:
+                template = seen[1]
+            else:
+                template = node_devices(node.name, node.node)
+                known[node.name] = (node.node, template)
+            if template is not None:
+                self.nodes[node.row] = _fresh(template)
+        if len(known) > 2 * size:
+            # Forget nodes that left the cluster.
+            current = set(self.node_names)
+            for name in [name for name in known if name not in current]:
+                del known[name]
         width = max((max(d.cards) + 1 for d in self.nodes.values()), default=0)
         self.has_device: BoolArray = np.zeros(size, dtype=bool)
         # Cards whose type names NVIDIA (checkType's general check for an NVIDIA request).
@@ -522,12 +556,24 @@ class VgpuDevices:
         self._masks: dict[
             tuple[tuple[ContainerDeviceRequest, ...], bool, str | None], tuple[int, NodeMask]
         ] = {}
-        for row in self.nodes:
-            self.has_device[row] = True
+        cells: list[tuple[int, int, VgpuCard]] = []
+        for row, devices in self.nodes.items():
             for task in node_list[row].tasks.values():
                 if task.status not in NOT_HOLDING:
                     self.add_from_annotations(task, row, task.pod_annotations)
-            self._mirror(row)
+            cells.extend((row, card_id, card) for card_id, card in devices.cards.items())
+        # One fancy-indexed write per array rather than one per card.
+        if cells:
+            rows = np.fromiter((c[0] for c in cells), dtype=np.intp, count=len(cells))
+            columns = np.fromiter((c[1] for c in cells), dtype=np.intp, count=len(cells))
+            cards = [c[2] for c in cells]
+            self.has_device[rows] = True
+            self.nvidia[rows, columns] = [NVIDIA in card.type for card in cards]
+            self.number[rows, columns] = [card.number for card in cards]
+            self.memory[rows, columns] = [card.memory for card in cards]
+            self.used_num[rows, columns] = [card.used_num for card in cards]
+            self.used_mem[rows, columns] = [card.used_mem for card in cards]
+            self.used_core[rows, columns] = [card.used_core for card in cards]
 
     # ---- accounting
 
