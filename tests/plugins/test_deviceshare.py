@@ -205,3 +205,91 @@ def test_the_device_config_map_names_the_vgpu_resources(
     report = simulate(capsys, _write(tmp_path, documents))
     infer = report["pods"]["default/infer"]
     assert infer["annotations"]["volcano.sh/vgpu-ids-new"] == "GPU-a,NVIDIA,8000,0:"
+
+
+# ---- deallocation: the cards and the bind annotations go back
+
+
+def _vgpu_plugin_with_pod(bind_phase: str) -> tuple[Any, Any]:
+    from volcano_py.api.node import NodeInfo
+    from volcano_py.api.node_matrix import NodeMatrix
+    from volcano_py.api.task import TaskInfo
+    from volcano_py.api.types import TaskStatus
+    from volcano_py.plugins.deviceshare.config import DEFAULT_NVIDIA
+    from volcano_py.plugins.deviceshare.vgpu import VgpuDevices
+
+    resources = {
+        "volcano.sh/vgpu-number": "10",
+        "volcano.sh/vgpu-memory": "16384",
+        "volcano.sh/vgpu-cores": "100",
+    }
+    node = {
+        "metadata": {
+            "name": "node-a",
+            "annotations": {
+                "volcano.sh/node-vgpu-register": "GPU-aaaa,10,16384,NVIDIA-T4,true,hami-core:"
+            },
+        },
+        "status": {"allocatable": resources, "capacity": resources},
+    }
+    annotations = {
+        "volcano.sh/vgpu-node": "node-a",
+        "volcano.sh/vgpu-ids-new": "GPU-aaaa,NVIDIA,80,0:",
+        "volcano.sh/devices-to-allocate": "GPU-aaaa,NVIDIA,80,0:",
+        "volcano.sh/vgpu-time": "1700000000",
+        "volcano.sh/bind-time": "1700000000",
+        "volcano.sh/bind-phase": bind_phase,
+        "keep-me": "yes",
+    }
+    pod = {
+        "metadata": {"name": "worker-0", "namespace": "default", "annotations": annotations},
+        "spec": {
+            "nodeName": "node-a",
+            "containers": [
+                {
+                    "resources": {
+                        "limits": {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "80"}
+                    }
+                }
+            ],
+        },
+    }
+    task = TaskInfo.from_pod(pod)
+    task.status = TaskStatus.RUNNING
+    info = NodeInfo(name="node-a", matrix=NodeMatrix(), row=0, node=node)
+    info.tasks[task.key] = task
+    plugin = new(Arguments({"deviceshare.VGPUEnable": True}))
+    plugin.vgpu = VgpuDevices([info], DEFAULT_NVIDIA, "")
+    return plugin, task
+
+
+def test_release_drops_the_speculative_vgpu_annotations() -> None:
+    """TestReleaseReturnsSpeculativeAnnotationKeys (vgpu/device_info_test.go) and
+    TestHAMICoreFactory_SubPodRemovesEntry (hamicore_test.go): a deallocated pod leaves its
+    card, and the device annotations leave its bind annotations (others stay)."""
+    from volcano_py.framework.event import Event
+
+    plugin, task = _vgpu_plugin_with_pod("allocating")
+    card = plugin.vgpu.nodes[0].cards[0]
+    assert (card.used_num, card.used_mem) == (1, 80)
+    plugin._deallocate(None, Event(task))
+    assert (card.used_num, card.used_mem, card.pods) == (0, 0, {})
+    for key in (
+        "volcano.sh/vgpu-node",
+        "volcano.sh/vgpu-ids-new",
+        "volcano.sh/devices-to-allocate",
+        "volcano.sh/bind-phase",
+    ):
+        assert key not in task.pod_annotations
+    assert task.pod_annotations["keep-me"] == "yes"
+
+
+def test_release_keeps_committed_annotations() -> None:
+    """TestReleaseKeepsCommittedAnnotations: once the device plugin set bind-phase success,
+    the annotations are its own and stay."""
+    from volcano_py.framework.event import Event
+
+    plugin, task = _vgpu_plugin_with_pod("success")
+    plugin._deallocate(None, Event(task))
+    assert task.pod_annotations["volcano.sh/vgpu-node"] == "node-a"
+    assert task.pod_annotations["volcano.sh/vgpu-ids-new"] == "GPU-aaaa,NVIDIA,80,0:"
