@@ -11,16 +11,16 @@ other), into ``TaskInfo.pod_annotations``, which both binders (live and ``simula
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import Status
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
-from volcano_py.framework.hooks import NodeMask
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import warn_once
 from volcano_py.plugins.deviceshare import gpushare, vgpu
@@ -114,7 +114,10 @@ class DeviceSharePlugin:
 
     # ---- predicate and score
 
-    def _vgpu_predicate(self, task: TaskInfo) -> Any:
+    def _vgpu_predicate(
+        self, task: TaskInfo
+    ) -> Callable[[TaskInfo, NodeInfo], Status | None] | None:
+        """The exact per-node fit, for the requests the vectorised mask cannot decide."""
         devices = self.vgpu
         if devices is None or not devices.needs_scalar_fit(task):
             return None
@@ -131,16 +134,6 @@ class DeviceSharePlugin:
         found = devices.scores(task, rows)
         scores[:] = np.floor(found + 0.5) * weight
         return scores
-
-    def masks(self, task: TaskInfo) -> list[NodeMask]:
-        """Every device mask for ``task`` (tests and the bench read them)."""
-        found = []
-        for devices in (self.gpushare, self.vgpu):
-            if devices is not None:
-                mask = devices.mask(task)
-                if mask is not None:
-                    found.append(mask)
-        return found
 
     # ---- allocation events
 
