@@ -293,3 +293,9 @@ def test_release_keeps_committed_annotations() -> None:
     plugin._deallocate(None, Event(task))
     assert task.pod_annotations["volcano.sh/vgpu-node"] == "node-a"
     assert task.pod_annotations["volcano.sh/vgpu-ids-new"] == "GPU-aaaa,NVIDIA,80,0:"
+
+
+def test_an_unknown_schedule_policy_is_named(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING"):
+        new(Arguments({"deviceshare.VGPUEnable": True, "deviceshare.SchedulePolicy": "bnpack"}))
+    assert "deviceshare.SchedulePolicy 'bnpack' is neither 'binpack' nor 'spread'" in caplog.text

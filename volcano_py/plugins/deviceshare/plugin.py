@@ -28,7 +28,10 @@ from volcano_py.plugins.deviceshare.config import nvidia_config
 from volcano_py.plugins.deviceshare.gpushare import GpuShareDevices, format_gpu_index
 from volcano_py.plugins.deviceshare.options import (
     ARGUMENTS,
+    BINPACK,
     PLUGIN_NAME,
+    SCHEDULE_POLICY,
+    SPREAD,
     UNPORTED,
     UNSUPPORTED_ARGUMENTS,
     DeviceShareOptions,
@@ -63,6 +66,15 @@ class DeviceSharePlugin:
         for key, why in UNPORTED.items():
             if key in arguments:
                 warn_once(log, f"{PLUGIN_NAME}: argument {key} has no effect: {why}")
+        policy = self.options.schedule_policy
+        if policy not in ("", BINPACK, SPREAD):
+            # Volcano takes any string and then orders cards as without a policy.
+            warn_once(
+                log,
+                f"{PLUGIN_NAME}: {SCHEDULE_POLICY} {policy!r} is neither {BINPACK!r} nor"
+                f" {SPREAD!r}; vGPU cards are tried highest id first and not scored, as Volcano"
+                " does without a policy",
+            )
         self.conflict = self.options.conflict()
         if self.conflict is not None:
             # The conf check refuses this before any session; a plugin built otherwise
