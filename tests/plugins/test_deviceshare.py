@@ -299,3 +299,14 @@ def test_an_unknown_schedule_policy_is_named(caplog: pytest.LogCaptureFixture) -
     with caplog.at_level("WARNING"):
         new(Arguments({"deviceshare.VGPUEnable": True, "deviceshare.SchedulePolicy": "bnpack"}))
     assert "deviceshare.SchedulePolicy 'bnpack' is neither 'binpack' nor 'spread'" in caplog.text
+
+
+def test_simulate_exits_2_on_conflicting_switches(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    documents = _documents(EXAMPLES / "gpu-share.yaml")
+    conf = yaml.safe_load(documents[0]["data"]["volcano-scheduler.conf"])
+    conf["tiers"][1]["plugins"][1]["arguments"]["deviceshare.VGPUEnable"] = True
+    documents[0]["data"]["volcano-scheduler.conf"] = yaml.safe_dump(conf)
+    assert main(["simulate", str(_write(tmp_path, documents))]) == 2
+    assert "gpu-share and vgpu can't be used together" in capsys.readouterr().err
