@@ -17,4 +17,5 @@ MODULES: tuple[str, ...] = (
     "job_replicas",
     "forecast",
     "numa",
+    "deviceshare",
 )

@@ -345,9 +345,11 @@ def test_scheduler_service_account_has_what_it_needs_and_no_more(
         # PodGroups: status updates only; Queues: the root and default queues are created.
         *[(v, volcano, "podgroups", None) for v in ("create", "patch", "delete")],
         *[(v, volcano, "queues", None) for v in ("update", "patch", "delete")],
-        # No secrets, configmaps (its conf is a mounted file) nor services at all.
-        *[(v, "", r, None) for r in ("secrets", "configmaps", "services")
+        # No secrets nor services at all; ConfigMaps only listed and watched (deviceshare's
+        # device configuration; its own conf is a mounted file).
+        *[(v, "", r, None) for r in ("secrets", "services")
           for v in ("get", "list", "watch", "create")],
+        *[(v, "", "configmaps", None) for v in ("get", "create", "update", "delete")],
         *[(v, "", "secrets", "") for v in ("get", "list", "watch")],
         ("create", "", "nodes", None), ("update", "", "nodes/status", None),
         # Leases: its own only.

@@ -54,8 +54,11 @@ KINDS: Final = frozenset(
         "PriorityClass",
         "PodDisruptionBudget",
         "ResourceQuota",
+        "ConfigMap",
     }
 )
+# The key of a device configuration ConfigMap (HAMi's and Volcano's device-config.yaml).
+DEVICE_CONFIG_KEY: Final = "device-config.yaml"
 
 
 class CacheBindError(RuntimeError):
@@ -129,6 +132,9 @@ class SchedulerCache:
     matrix: NodeMatrix = field(default_factory=NodeMatrix)
     # Real node load from the metrics source (``setMetricsData``), by node name.
     node_usage: dict[str, NodeUsage] = field(default_factory=dict)
+    # ``device-config.yaml`` of the ConfigMaps that have one, by namespace/name; other
+    # ConfigMaps are not kept.
+    device_configs: dict[str, str] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     # ------------------------------------------------------------------ events
@@ -319,6 +325,16 @@ class SchedulerCache:
         else:
             self.pod_disruption_budgets[key] = obj
 
+    def _on_config_map(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        data = obj.get("data") or {}
+        text = data.get(DEVICE_CONFIG_KEY) if isinstance(data, Mapping) else None
+        if event_type == DELETED or not isinstance(text, str):
+            self.device_configs.pop(key, None)
+            return
+        self.device_configs[key] = text
+
     def _on_resource_quota(self, event_type: str, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         namespace = str(meta.get("namespace") or "default")
@@ -391,6 +407,7 @@ class SchedulerCache:
                     name: collection.snapshot()
                     for name, collection in self.namespace_collection.items()
                 },
+                device_configs=dict(self.device_configs),
             )
 
     # ---- node metrics
@@ -504,4 +521,5 @@ _HANDLERS: Final = {
     "PriorityClass": SchedulerCache._on_priority_class,
     "PodDisruptionBudget": SchedulerCache._on_pdb,
     "ResourceQuota": SchedulerCache._on_resource_quota,
+    "ConfigMap": SchedulerCache._on_config_map,
 }

@@ -35,3 +35,6 @@ class ClusterSnapshot:
     namespace_info: dict[str, NamespaceInfo] = field(default_factory=dict)
     # The Numatopology of each ready node that has one, by node name (immutable, shared).
     numa_info: dict[str, NumatopoInfo] = field(default_factory=dict)
+    # ``device-config.yaml`` of every ConfigMap that has one, by ``namespace/name`` (the
+    # device configuration deviceshare reads, as upstream reads it from the API).
+    device_configs: dict[str, str] = field(default_factory=dict)

@@ -108,6 +108,10 @@ class UnknownNameError(ConfError):
     """An action or plugin name no registry knows; refused even where Volcano only logs it."""
 
 
+class RefusedArgumentsError(ConfError):
+    """Plugin arguments Volcano exits on (conflicting switches): refused at load."""
+
+
 def closest(name: str, known: Collection[str]) -> str:
     """`` (did you mean 'x'?)`` for the nearest known name, or nothing."""
     # 0.8: close enough for a typo (gangg, enableJobOrdr), not for a different name.

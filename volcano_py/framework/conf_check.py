@@ -2,9 +2,11 @@
 arguments each declares.
 
 Unknown action and plugin names are refused (``UnknownNameError``, the closest known name
-suggested). An argument a plugin or action does not declare, one Volcano reads that volcano-py
-does not act on, a ``configurations`` entry for an unknown action and a plugin listed twice are
-warned once, through the conf's ``ConfDiagnostics``.
+suggested), and so are plugin arguments Volcano exits on (``RefusedArgumentsError``, from the
+module's ``REFUSED_ARGUMENTS(arguments) -> reason | None``). An argument a plugin or action
+does not declare, one Volcano reads that volcano-py does not act on, a ``configurations`` entry
+for an unknown action and a plugin listed twice are warned once, through the conf's
+``ConfDiagnostics``.
 
 A module declares its arguments next to its ``new`` as ``ARGUMENTS`` (upstream spelling; an
 entry ending in ``*`` is a prefix pattern) and, when Volcano reads arguments volcano-py does not
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 from volcano_py.framework.conf import (
     DEFAULT_CONF,
     ConfDiagnostics,
+    RefusedArgumentsError,
     SchedulerConf,
     UnknownNameError,
     closest,
@@ -33,6 +36,8 @@ class DeclaredArguments:
     accepted: frozenset[str]
     # Read by Volcano, no effect here: named when set rather than silently dropped.
     unsupported: frozenset[str] = frozenset()
+    # Why Volcano would exit on these arguments (its klog.Fatal checks), or None.
+    refuse: Callable[[Mapping[str, Any]], str | None] | None = None
 
     def accepts(self, key: str) -> bool:
         return _matches(key, self.accepted)
@@ -95,13 +100,21 @@ def check_conf(conf: SchedulerConf, vocabulary: ConfVocabulary, source: str) -> 
                     " each entry opens its own instance"
                 )
             seen.setdefault(option.name, f"tiers[{t}].plugins[{p}]")
+            declared = vocabulary.declared_plugin_arguments(option.name)
             _check_arguments(
                 option.arguments,
-                vocabulary.declared_plugin_arguments(option.name),
+                declared,
                 f"{where} ({option.name})",
                 "plugin",
                 conf.diagnostics,
             )
+            refusal = (
+                declared.refuse(option.arguments)
+                if declared is not None and declared.refuse is not None
+                else None
+            )
+            if refusal is not None:
+                raise RefusedArgumentsError(f"{where} ({option.name}): arguments: {refusal}")
     action_names = vocabulary.action_names()
     for action, arguments in conf.configurations.items():
         where = f"{source}: configurations (name {action!r})"

@@ -13,6 +13,7 @@ CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
     ("", "pods/status", frozenset({"patch"})),
     ("", "nodes", frozenset({"list", "watch"})),
     ("", "resourcequotas", frozenset({"list", "watch"})),
+    ("", "configmaps", frozenset({"list", "watch"})),
     ("", "events", frozenset({"create", "patch"})),
     ("scheduling.volcano.sh", "queues", frozenset({"list", "watch", "create"})),
     ("scheduling.volcano.sh", "queues/status", frozenset({"patch"})),

@@ -8,7 +8,8 @@ content is not reported again every cycle.
 
 The file is checked against the plugin registry (``conf_check.load_conf``): an unknown action
 or plugin name at start raises ``UnknownNameError`` (the scheduler refuses to start rather
-than run without, say, gang scheduling); on a reload it is a failure like any other. A loaded
+than run without, say, gang scheduling), and plugin arguments Volcano exits on raise
+``RefusedArgumentsError``; on a reload either is a failure like any other. A loaded
 file's warnings (unknown keys and arguments) are logged once per load.
 """
 
@@ -18,7 +19,12 @@ import hashlib
 import logging
 from pathlib import Path
 
-from volcano_py.framework.conf import ConfError, SchedulerConf, UnknownNameError
+from volcano_py.framework.conf import (
+    ConfError,
+    RefusedArgumentsError,
+    SchedulerConf,
+    UnknownNameError,
+)
 from volcano_py.framework.conf_check import ConfVocabulary, load_conf, load_default_conf
 from volcano_py.metrics import CONFIG_RELOAD_FAILURES
 
@@ -60,7 +66,7 @@ class ConfFile:
         try:
             conf = load_conf(content.decode("utf-8"), self.vocabulary, source=str(self.path))
         except (ConfError, UnicodeDecodeError) as error:
-            if self._starting and isinstance(error, UnknownNameError):
+            if self._starting and isinstance(error, UnknownNameError | RefusedArgumentsError):
                 raise
             self._fail(digest, f"{error}")
             return self.conf

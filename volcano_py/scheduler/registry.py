@@ -59,6 +59,7 @@ BUILTIN_PLUGINS: Final = {
     "usage": "volcano_py.plugins.usage",
     "extender": "volcano_py.plugins.extender",
     "rescheduling": "volcano_py.plugins.rescheduling",
+    "deviceshare": "volcano_py.plugins.deviceshare",
 }
 
 ENTRY_POINT_GROUP: Final = "volcano_py.plugins"
@@ -74,7 +75,9 @@ def _declared(source: Any) -> DeclaredArguments | None:
     if accepted is None:
         return None
     return DeclaredArguments(
-        frozenset(accepted), frozenset(getattr(source, "UNSUPPORTED_ARGUMENTS", ()))
+        frozenset(accepted),
+        frozenset(getattr(source, "UNSUPPORTED_ARGUMENTS", ())),
+        getattr(source, "REFUSED_ARGUMENTS", None),
     )
 
 

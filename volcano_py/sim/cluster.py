@@ -83,6 +83,8 @@ class InMemoryCluster:
     clock: Callable[[], float] = field(default=lambda: 0.0)
     objects: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     binds: dict[str, str] = field(default_factory=dict)
+    # Pod key -> the annotations the scheduler added with its last bind (device ids, ...).
+    bind_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
     evictions: list[str] = field(default_factory=list)
     events: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
     # Bumped by every change a person would notice (bind, eviction, status written).
@@ -189,8 +191,11 @@ class InMemoryCluster:
         annotations = pod["metadata"]["annotations"] = dict(
             pod["metadata"].get("annotations") or {}
         )
-        for name, value in task.pod_annotations.items():
-            annotations.setdefault(name, value)
+        # What the session added, as the live binder sends it on the Binding (whose
+        # annotations the API server writes over the pod's).
+        added = {k: v for k, v in task.pod_annotations.items() if annotations.get(k) != v}
+        annotations.update(added)
+        self.bind_annotations[task.key] = added
         self.binds[task.key] = node_name
         self.changes += 1
         self.update(pod)

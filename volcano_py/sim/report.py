@@ -35,11 +35,18 @@ def _deserved(ssn: Session | None) -> dict[str, Resource]:
     return {}
 
 
-def _pod_entry(pod: Mapping[str, Any]) -> dict[str, Any]:
-    return {
+def _pod_entry(pod: Mapping[str, Any], bound: Mapping[str, str] | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {
         "phase": (pod.get("status") or {}).get("phase", "Pending"),
         "node": (pod.get("spec") or {}).get("nodeName") or None,
     }
+    # Only what the scheduler's bind added and the pod still carries (a pod recreated under
+    # the same name since carries none of it).
+    own = (pod.get("metadata") or {}).get("annotations") or {}
+    added = {k: v for k, v in (bound or {}).items() if own.get(k) == v}
+    if added and entry["node"]:
+        entry["annotations"] = dict(sorted(added.items()))
+    return entry
 
 
 def _conditions(pod_group: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -114,7 +121,9 @@ def _unschedulable_reason(
 def build_report(sim: Simulation) -> dict[str, Any]:
     cluster = sim.cluster
     deserved = _deserved(sim.last_session)
-    pods = {key: _pod_entry(pod) for key, pod in cluster.items("Pod")}
+    pods = {
+        key: _pod_entry(pod, cluster.bind_annotations.get(key)) for key, pod in cluster.items("Pod")
+    }
     for key in cluster.binds:
         pods.setdefault(key, {"phase": "Deleted", "node": cluster.binds[key]})
     for key in cluster.evictions:

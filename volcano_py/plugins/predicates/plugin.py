@@ -83,7 +83,7 @@ _NO_VOLUMES: Final = "volumes are not modelled by volcano-py, so this filter doe
 _NO_DRA: Final = "resource claims (DRA) are not modelled by volcano-py"
 _DEVICESHARE: Final = (
     "Volcano v1.8 moved GPU sharing to the deviceshare plugin ({new}) and its predicates plugin"
-    " ignores this argument; volcano-py has no deviceshare plugin yet"
+    " ignores this argument; set {new} on the deviceshare plugin instead"
 )
 _MOVED_TO_RESOURCE_STRATEGY_FIT: Final = (
     "Volcano v1.13 moved the proportional policy to the resource-strategy-fit plugin"

@@ -1,0 +1,216 @@
+"""deviceshare against a real API server with kwok nodes: a GPU-share pod lands on the node
+whose single card fits (not the one with more free memory in total), a vGPU pod on the card
+its UUID annotation names, and the cards reach the pods as the Binding's annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from test_scheduler_process import (
+    GROUP_ANNOTATION,
+    SchedulerProcess,
+    list_pods,
+    pod_group_manifest,
+    scheduler_name,
+    scheduler_rbac,
+    start_scheduler,
+    wait_until,
+)
+
+from e2e.controlplane import ControlPlane
+
+pytestmark = pytest.mark.cluster
+
+__all__ = ["scheduler_name", "scheduler_rbac", "start_scheduler"]
+
+StartScheduler = Callable[..., SchedulerProcess]
+
+GPU_SHARE_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: deviceshare
+    arguments:
+      deviceshare.GPUSharingEnable: true
+"""
+VGPU_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: deviceshare
+    arguments:
+      deviceshare.VGPUEnable: true
+      deviceshare.SchedulePolicy: binpack
+      deviceshare.ScheduleWeight: 10
+"""
+BASE = {"cpu": "32", "memory": "64Gi", "pods": "110"}
+
+
+def gpu_pod(
+    name: str,
+    scheduler: str,
+    limits: dict[str, str],
+    *,
+    node: str = "",
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {
+                "name": "main",
+                "image": "busybox",
+                "resources": {"requests": {"cpu": "1"}, "limits": dict(limits)},
+            }
+        ],
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": dict(annotations or {})},
+        "spec": spec,
+    }
+
+
+def create_scheduled_pod(
+    plane: ControlPlane,
+    namespace: str,
+    name: str,
+    scheduler: str,
+    limits: dict[str, str],
+    annotations: dict[str, str] | None = None,
+) -> None:
+    """A pod for the scheduler, in a PodGroup of its own (no controllers run here)."""
+    plane.create(pod_group_manifest(name, 1), namespace)
+    notes = {GROUP_ANNOTATION: name, **(annotations or {})}
+    plane.create(gpu_pod(name, scheduler, limits, annotations=notes), namespace)
+
+
+def _annotations(plane: ControlPlane, namespace: str, name: str) -> dict[str, str]:
+    pod = list_pods(plane, namespace).get(name) or {}
+    found: dict[str, str] = (pod.get("metadata") or {}).get("annotations") or {}
+    return found
+
+
+def _node_of(plane: ControlPlane, namespace: str, name: str) -> str:
+    pod = list_pods(plane, namespace).get(name) or {}
+    return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
+def test_gpu_share_pod_lands_where_one_card_fits(
+    start_scheduler: StartScheduler,
+    control_plane: ControlPlane,
+    namespace: str,
+    scheduler_name: str,
+) -> None:
+    suffix = namespace[-6:]
+    roomy, fitting = f"gpu-roomy-{suffix}", f"gpu-fit-{suffix}"
+    gpu = "volcano.sh/gpu-memory"
+    # roomy: 4 cards of 8000, 4000 used on each (16000 free in total, 4000 per card);
+    # fitting: 2 cards of 8000, card 0 holds 5000.
+    control_plane.create_node(roomy, {**BASE, gpu: "32000", "volcano.sh/gpu-number": "4"})
+    control_plane.create_node(fitting, {**BASE, gpu: "16000", "volcano.sh/gpu-number": "2"})
+    try:
+        control_plane.wait_nodes_ready([roomy, fitting])
+        control_plane.create(
+            gpu_pod(
+                "filler",
+                scheduler_name,
+                {gpu: "4000"},
+                node=roomy,
+                annotations={"volcano.sh/gpu-index": "0,1,2,3"},
+            ),
+            namespace,
+        )
+        control_plane.create(
+            gpu_pod(
+                "busy",
+                scheduler_name,
+                {gpu: "5000"},
+                node=fitting,
+                annotations={"volcano.sh/gpu-index": "0"},
+            ),
+            namespace,
+        )
+        scheduler = start_scheduler(conf=GPU_SHARE_CONF)
+        scheduler.wait_ready()
+        create_scheduled_pod(control_plane, namespace, "share", scheduler_name, {gpu: "6000"})
+        wait_until(
+            "the GPU-share pod bound",
+            lambda: bool(_node_of(control_plane, namespace, "share")),
+            diagnose=lambda: scheduler.log(40),
+        )
+        assert _node_of(control_plane, namespace, "share") == fitting
+        annotations = _annotations(control_plane, namespace, "share")
+        assert annotations["volcano.sh/gpu-index"] == "1"
+        assert annotations["volcano.sh/predicate-time"].isdigit()
+    finally:
+        for node in (roomy, fitting):
+            control_plane.delete_node(node)
+
+
+def test_vgpu_pod_gets_its_card_in_the_bind_annotations(
+    start_scheduler: StartScheduler,
+    control_plane: ControlPlane,
+    namespace: str,
+    scheduler_name: str,
+) -> None:
+    suffix = namespace[-6:]
+    nodes = [f"vgpu-a-{suffix}", f"vgpu-b-{suffix}"]
+    vgpu = {
+        "volcano.sh/vgpu-number": "20",
+        "volcano.sh/vgpu-memory": "48000",
+        "volcano.sh/vgpu-cores": "200",
+    }
+    for node in nodes:
+        register = "".join(
+            f"GPU-{node}-{card},10,24000,NVIDIA-Tesla T4,true,hami-core:" for card in (0, 1)
+        )
+        control_plane.create_node(
+            node, {**BASE, **vgpu}, annotations={"volcano.sh/node-vgpu-register": register}
+        )
+    try:
+        control_plane.wait_nodes_ready(nodes)
+        scheduler = start_scheduler(conf=VGPU_CONF)
+        scheduler.wait_ready()
+        wanted = f"GPU-{nodes[1]}-1"
+        create_scheduled_pod(
+            control_plane,
+            namespace,
+            "pinned",
+            scheduler_name,
+            {
+                "volcano.sh/vgpu-number": "1",
+                "volcano.sh/vgpu-memory": "8000",
+                "volcano.sh/vgpu-cores": "30",
+            },
+            {"volcano.sh/vgpu-use-gpuuuid": wanted},
+        )
+        wait_until(
+            "the vGPU pod bound",
+            lambda: bool(_node_of(control_plane, namespace, "pinned")),
+            diagnose=lambda: scheduler.log(40),
+        )
+        assert _node_of(control_plane, namespace, "pinned") == nodes[1]
+        annotations = _annotations(control_plane, namespace, "pinned")
+        assert annotations["volcano.sh/vgpu-ids-new"] == f"{wanted},NVIDIA,8000,30:"
+        assert annotations["volcano.sh/devices-to-allocate"] == f"{wanted},NVIDIA,8000,30:"
+        assert annotations["volcano.sh/vgpu-node"] == nodes[1]
+        assert annotations["volcano.sh/bind-phase"] == "allocating"
+        assert annotations["volcano.sh/vgpu-time"].isdigit()
+    finally:
+        for node in nodes:
+            control_plane.delete_node(node)

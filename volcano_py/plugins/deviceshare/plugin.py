@@ -1,0 +1,211 @@
+"""The deviceshare plugin itself: reads its arguments, builds the session's device accounting
+(GpuShare and/or vGPU) and registers the predicate, the score and the event handlers that
+pick cards at allocation and write them into the pod's bind annotations.
+
+Upstream picks the cards in the predicates plugin's allocate event (``devices.Allocate``) and
+merges the returned annotations into ``TaskInfo.PodAnnotations``, which the binder sends with
+the Binding; here deviceshare's own event handler does both (plugins do not reach into each
+other), into ``TaskInfo.pod_annotations``, which both binders (live and ``simulate``) send.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import FloatArray, IntArray
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import Status
+from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.event import Event, EventHandler
+from volcano_py.framework.session import Session
+from volcano_py.plugins._plugin_helpers import warn_once
+from volcano_py.plugins.deviceshare import gpushare, vgpu
+from volcano_py.plugins.deviceshare.config import nvidia_config
+from volcano_py.plugins.deviceshare.gpushare import GpuShareDevices, format_gpu_index
+from volcano_py.plugins.deviceshare.options import (
+    ARGUMENTS,
+    BINPACK,
+    PLUGIN_NAME,
+    SCHEDULE_POLICY,
+    SPREAD,
+    UNPORTED,
+    UNSUPPORTED_ARGUMENTS,
+    DeviceShareOptions,
+    refused_arguments,
+)
+from volcano_py.plugins.deviceshare.vgpu import VgpuDevices, encode_pod_devices
+
+log = logging.getLogger(__name__)
+
+# What the conf check reads next to ``new`` (see framework.conf_check).
+__all__ = ["ARGUMENTS", "REFUSED_ARGUMENTS", "UNSUPPORTED_ARGUMENTS", "DeviceSharePlugin", "new"]
+REFUSED_ARGUMENTS = refused_arguments
+
+
+def _own_annotations(task: TaskInfo) -> Mapping[str, str]:
+    annotations: Mapping[str, str] = (task.pod.get("metadata") or {}).get("annotations") or {}
+    return annotations
+
+
+def _bound_to(task: TaskInfo, node_name: str) -> bool:
+    """The pod already runs there (an eviction this session undone): its cards are those of
+    its own annotations, not a new pick."""
+    return str((task.pod.get("spec") or {}).get("nodeName") or "") == node_name
+
+
+class DeviceSharePlugin:
+    name = PLUGIN_NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.options = DeviceShareOptions.from_arguments(arguments)
+        for key, why in UNPORTED.items():
+            if key in arguments:
+                warn_once(log, f"{PLUGIN_NAME}: argument {key} has no effect: {why}")
+        policy = self.options.schedule_policy
+        if policy not in ("", BINPACK, SPREAD):
+            # Volcano takes any string and then orders cards as without a policy.
+            warn_once(
+                log,
+                f"{PLUGIN_NAME}: {SCHEDULE_POLICY} {policy!r} is neither {BINPACK!r} nor"
+                f" {SPREAD!r}; vGPU cards are tried highest id first and not scored, as Volcano"
+                " does without a policy",
+            )
+        self.conflict = self.options.conflict()
+        if self.conflict is not None:
+            # The conf check refuses this before any session; a plugin built otherwise
+            # (a test, an embedding) does nothing rather than guess which switch wins.
+            warn_once(log, f"{PLUGIN_NAME}: {self.conflict}; the plugin does nothing")
+        self.gpushare: GpuShareDevices | None = None
+        self.vgpu: VgpuDevices | None = None
+
+    def on_session_open(self, ssn: Session) -> None:
+        options = self.options
+        if self.conflict is not None:
+            return
+        memory = ssn.state.plugin_memory.setdefault(PLUGIN_NAME, {})
+        if options.gpushare:
+            self.gpushare = GpuShareDevices(
+                ssn.node_list,
+                options.gpu_sharing,
+                options.gpu_number,
+                memory.setdefault("gpushare inventory", {}),
+            )
+        if options.vgpu:
+            config = nvidia_config(ssn.device_configs, options.config_key)
+            self.vgpu = VgpuDevices(
+                ssn.node_list,
+                config,
+                options.schedule_policy,
+                memory.setdefault("vgpu registrations", {}),
+            )
+        if self.gpushare is None and self.vgpu is None:
+            return
+        for devices in (self.gpushare, self.vgpu):
+            if devices is not None:
+                ssn.add_predicate_mask_fn(self.name, devices.mask)
+        if self.vgpu is not None:
+            ssn.add_task_predicate_fn(self.name, self._vgpu_predicate)
+            if options.schedule_weight > 0:
+                ssn.add_batch_node_order_fn(self.name, self._scores)
+        ssn.add_event_handler(
+            EventHandler(
+                allocate=lambda event: self._allocate(ssn, event),
+                deallocate=lambda event: self._deallocate(ssn, event),
+                owner=self.name,
+            )
+        )
+
+    def on_session_close(self, ssn: Session) -> None:
+        self.gpushare = None
+        self.vgpu = None
+
+    # ---- predicate and score
+
+    def _vgpu_predicate(
+        self, task: TaskInfo
+    ) -> Callable[[TaskInfo, NodeInfo], Status | None] | None:
+        """The exact per-node fit, for the requests the vectorised mask cannot decide."""
+        devices = self.vgpu
+        if devices is None or not devices.needs_scalar_fit(task):
+            return None
+        return devices.predicate
+
+    def _scores(self, task: TaskInfo, rows: IntArray) -> FloatArray:
+        """Upstream's NodeOrderFn: the devices' score rounded, times ScheduleWeight. Only
+        vGPU scores (GpuShare's ScoreNode is 0)."""
+        scores: FloatArray = np.zeros(len(rows))
+        devices = self.vgpu
+        if devices is None or not devices.requested(task):
+            return scores
+        weight = self.options.schedule_weight
+        found = devices.scores(task, rows)
+        scores[:] = np.floor(found + 0.5) * weight
+        return scores
+
+    # ---- allocation events
+
+    def _allocate(self, ssn: Session, event: Event) -> None:
+        task = event.task
+        node = ssn.nodes.get(task.node_name)
+        if node is None:
+            return
+        row = node.row
+        share = self.gpushare
+        if share is not None and share.has_device[row] and share.requested(task):
+            if _bound_to(task, node.name) and gpushare.GPU_INDEX in _own_annotations(task):
+                share.restore(task, row, _own_annotations(task))
+            else:
+                cards = share.allocate(task, row)
+                if cards is None:
+                    event.error = (
+                        f"the node {node.name} can't place the pod {task.name}"
+                        f" in ns {task.namespace}"
+                    )
+                    return
+                task.pod_annotations[gpushare.PREDICATE_TIME] = str(int(ssn.now * 1e9))
+                task.pod_annotations[gpushare.GPU_INDEX] = format_gpu_index(cards)
+        devices = self.vgpu
+        if devices is not None and devices.has_device[row] and devices.requested(task):
+            if _bound_to(task, node.name) and vgpu.ASSIGNED_IDS in _own_annotations(task):
+                devices.restore(task, row, _own_annotations(task))
+                return
+            result = devices.allocate(task, row)
+            if not result.fits:
+                event.error = result.error
+                return
+            ids = encode_pod_devices(result.devices)
+            now = str(int(ssn.now))
+            task.pod_annotations.update(
+                {
+                    vgpu.ASSIGNED_NODE: node.name,
+                    vgpu.ASSIGNED_TIME: now,
+                    vgpu.ASSIGNED_IDS: ids,
+                    vgpu.ASSIGNED_IDS_TO_ALLOCATE: ids,
+                    vgpu.BIND_PHASE: "allocating",
+                    vgpu.BIND_TIME: now,
+                }
+            )
+
+    def _deallocate(self, ssn: Session, event: Event) -> None:
+        task = event.task
+        share = self.gpushare
+        if share is not None and share.requested(task):
+            share.release(task.key)
+            for key in gpushare.ANNOTATION_KEYS:
+                task.pod_annotations.pop(key, None)
+        devices = self.vgpu
+        if devices is not None and devices.requested(task):
+            devices.release(task.key)
+            # Once bound, the device plugin owns these annotations.
+            if _own_annotations(task).get(vgpu.BIND_PHASE) != "success":
+                for key in vgpu.ANNOTATION_KEYS:
+                    task.pod_annotations.pop(key, None)
+
+
+def new(arguments: Arguments) -> DeviceSharePlugin:
+    return DeviceSharePlugin(arguments)

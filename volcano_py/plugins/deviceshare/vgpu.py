@@ -1,0 +1,822 @@
+"""HAMi vGPU (``pkg/scheduler/api/devices/nvidia/vgpu``): cards shared by memory, cores and a
+number of slices, registered by HAMi's device plugin on the node.
+
+Registration: a node has vGPUs when its allocatable has non-zero ``volcano.sh/vgpu-number``,
+``volcano.sh/vgpu-cores`` and ``volcano.sh/vgpu-memory`` and its
+``volcano.sh/node-vgpu-register`` annotation lists cards as
+``uuid,count,memory,type,health,mode:`` entries (a card's id is its position in the list).
+Upstream at the mirror's HEAD checks no handshake annotation for vGPU; neither does this.
+
+Use: which card a pod holds, and how much of it, comes from its ``volcano.sh/vgpu-ids-new``
+annotation (``uuid,type,memory,cores:`` per card, ``;`` between containers).
+
+Fit (``checkNodeGPUSharingPredicateAndScore``): each container asking vGPUs takes ``nums``
+cards, trying them in the policy's order (binpack: most used memory first; spread: fewest
+pods first; otherwise highest id first) and skipping a card that: the pod's UUID
+allow/deny annotations exclude, is full (slices, memory, cores), is exclusive (cores 100)
+or would become so, already holds a pod of the same PodGroup when the pod asks
+``volcano.sh/vgpu-podgroup-policy: spread``, or is of a type the pod's
+``nvidia.com/use-gputype`` / ``nouse-gputype`` annotation excludes. The containers' picks
+accumulate, so a later container sees the earlier ones.
+
+Vectorised: per node row the cards' slices, memory and cores (used and total) are ``[N, C]``
+arrays; a task's mask is, per container, "enough cards that fit this container alone", a
+necessary condition over all nodes in a few comparisons. The exact fit above (``fit``, the
+scalar reference) then runs only for the nodes that pass it, as the task's per-node predicate.
+
+Only the hami-core sharing mode is ported; a node registering ``mig`` is accounted as
+hami-core (as upstream does when it has no geometry for the card), and said once.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import BoolArray, FloatArray
+from volcano_py.api.quantity import QuantityError, quantity_value
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import (
+    GROUP_NAME_ANNOTATION,
+    VOLCANO_GROUP_NAME_ANNOTATION,
+    Status,
+    StatusCode,
+    TaskStatus,
+)
+from volcano_py.framework.hooks import NodeMask
+from volcano_py.plugins._plugin_helpers import warn_once
+from volcano_py.plugins.deviceshare.config import (
+    VGPU_CORES,
+    VGPU_MEMORY,
+    VGPU_NUMBER,
+    NvidiaConfig,
+)
+from volcano_py.plugins.deviceshare.options import BINPACK, SPREAD
+from volcano_py.plugins.deviceshare.requests import (
+    NO_PERCENTAGE,
+    NVIDIA,
+    ContainerDeviceRequest,
+    container_device_requests,
+    has_vgpu_request,
+)
+
+log = logging.getLogger(__name__)
+
+DEVICE_NAME: Final = "hamivgpu"
+NODE_REGISTER: Final = "volcano.sh/node-vgpu-register"
+GPU_IN_USE: Final = "nvidia.com/use-gputype"
+GPU_NO_USE: Final = "nvidia.com/nouse-gputype"
+USE_UUID: Final = "volcano.sh/vgpu-use-gpuuuid"
+NO_USE_UUID: Final = "volcano.sh/vgpu-nouse-gpuuuid"
+ASSIGNED_TIME: Final = "volcano.sh/vgpu-time"
+ASSIGNED_IDS: Final = "volcano.sh/vgpu-ids-new"
+ASSIGNED_IDS_TO_ALLOCATE: Final = "volcano.sh/devices-to-allocate"
+ASSIGNED_NODE: Final = "volcano.sh/vgpu-node"
+BIND_TIME: Final = "volcano.sh/bind-time"
+BIND_PHASE: Final = "volcano.sh/bind-phase"
+MODE_ANNOTATION: Final = "volcano.sh/vgpu-mode"
+PODGROUP_POLICY: Final = "volcano.sh/vgpu-podgroup-policy"
+PODGROUP_SPREAD: Final = "spread"
+HAMI_CORE: Final = "hami-core"
+MIG: Final = "mig"
+# Released with the pod unless the device plugin already took it (bind-phase success).
+ANNOTATION_KEYS: Final = (
+    ASSIGNED_NODE,
+    ASSIGNED_IDS,
+    ASSIGNED_IDS_TO_ALLOCATE,
+    ASSIGNED_TIME,
+    BIND_TIME,
+    BIND_PHASE,
+)
+# FilterNode's status message for every vGPU misfit (the details go to the log upstream).
+ERR_VGPU: Final = "hami-vgpuDeviceSharing error"
+# Up to this many changed rows are refreshed one by one in Python, more with numpy.
+_ROWS_IN_PYTHON: Final = 16
+BINPACK_MULTIPLIER: Final = 100
+SPREAD_MULTIPLIER: Final = 100
+NOT_HOLDING: Final = frozenset({TaskStatus.RELEASING, TaskStatus.PIPELINED})
+
+
+@dataclass(slots=True)
+class VgpuCard:
+    id: int
+    uuid: str
+    number: int
+    memory: int
+    type: str
+    health: bool
+    used_num: int = 0
+    used_mem: int = 0
+    used_core: int = 0
+    # Pod key -> (memory, cores, PodGroup key) it holds on this card.
+    pods: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class VgpuNode:
+    name: str
+    mode: str
+    cards: dict[int, VgpuCard]
+
+
+@dataclass(frozen=True, slots=True)
+class UsedDevice:
+    """One card of a container's allocation (``ContainerDevice``)."""
+
+    uuid: str
+    type: str
+    usedmem: int
+    usedcores: int
+
+
+def _go_atoi(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return 0
+
+
+def _go_parse_bool(text: str) -> bool:
+    return text in ("1", "t", "T", "TRUE", "true", "True")
+
+
+def decode_node_devices(name: str, text: str) -> VgpuNode | None:
+    """``decodeNodeDevices``: the cards of a registration annotation; None when malformed."""
+    if ":" not in text:
+        return None
+    cards: dict[int, VgpuCard] = {}
+    mode = HAMI_CORE
+    for index, entry in enumerate(text.split(":")):
+        if "," not in entry:
+            continue
+        items = entry.split(",")
+        if len(items) < 6:
+            log.error("wrong Node GPU info: %s", entry)
+            return None
+        cards[index] = VgpuCard(
+            id=index,
+            uuid=items[0],
+            number=_go_atoi(items[1]),
+            memory=_go_atoi(items[2]),
+            type=items[3],
+            health=_go_parse_bool(items[4]),
+        )
+        mode = MIG if items[5] == MIG else HAMI_CORE
+    if mode == MIG:
+        warn_once(
+            log,
+            f"deviceshare: node {name} registers its GPUs in mig mode; MIG is not ported, so"
+            " they are shared as hami-core (as Volcano does without a geometry for the card)",
+        )
+        mode = HAMI_CORE
+    return VgpuNode(name, mode, cards)
+
+
+def _allocatable_positive(node: Mapping[str, Any], resource: str) -> bool:
+    allocatable = (node.get("status") or {}).get("allocatable")
+    if not allocatable or resource not in allocatable:
+        return False
+    try:
+        return quantity_value(allocatable[resource]) != 0
+    except QuantityError:
+        return False
+
+
+def node_devices(name: str, node: Mapping[str, Any] | None) -> VgpuNode | None:
+    """``NewGPUDevices``: a node's vGPU cards, or None when it registers none."""
+    if node is None:
+        return None
+    text = ((node.get("metadata") or {}).get("annotations") or {}).get(NODE_REGISTER)
+    if text is None:
+        return None
+    if not all(_allocatable_positive(node, r) for r in (VGPU_NUMBER, VGPU_CORES, VGPU_MEMORY)):
+        return None
+    devices = decode_node_devices(name, str(text))
+    if devices is None or not devices.cards:
+        return None
+    return devices
+
+
+def encode_pod_devices(containers: Sequence[Sequence[UsedDevice]]) -> str:
+    """``encodePodDevices``: ``uuid,type,mem,cores:`` per card, ``;`` between containers."""
+    return ";".join(
+        "".join(f"{d.uuid},{d.type},{d.usedmem},{d.usedcores}:" for d in devices)
+        for devices in containers
+    )
+
+
+# A pod's annotation is read every session while it runs: each distinct text parsed once.
+@functools.lru_cache(maxsize=65536)
+def decode_pod_devices(text: str) -> tuple[tuple[UsedDevice, ...], ...]:
+    """``DecodePodDevices``; malformed entries are skipped (as upstream)."""
+    if not text:
+        return ()
+    found: list[tuple[UsedDevice, ...]] = []
+    for part in text.split(";"):
+        devices: list[UsedDevice] = []
+        for entry in part.split(":") if part else ():
+            if "," not in entry:
+                continue
+            fields = entry.split(",")
+            if len(fields) < 4:
+                continue
+            try:
+                memory, cores = int(fields[2]), int(fields[3])
+            except ValueError:
+                continue
+            if memory < 0 or cores < 0 or memory >= 2**32 or cores >= 2**32:
+                continue
+            devices.append(UsedDevice(fields[0], fields[1], memory, cores))
+        found.append(tuple(devices))
+    return tuple(found)
+
+
+def pod_group_key(task: TaskInfo) -> str:
+    annotations = task.pod_annotations
+    group = annotations.get(GROUP_NAME_ANNOTATION) or annotations.get(
+        VOLCANO_GROUP_NAME_ANNOTATION, ""
+    )
+    return f"{task.namespace}/{group}" if group else ""
+
+
+def _contains_any(card_type: str, wanted: str) -> bool:
+    upper = card_type.upper()
+    return any(value.upper() in upper for value in wanted.split(","))
+
+
+def gpu_type_allowed(annotations: Mapping[str, str], card_type: str) -> bool:
+    """``checkGPUtype``: use-gputype (if set) must match; else nouse-gputype must not."""
+    if GPU_IN_USE in annotations:
+        return _contains_any(card_type, annotations[GPU_IN_USE])
+    if GPU_NO_USE in annotations:
+        return not _contains_any(card_type, annotations[GPU_NO_USE])
+    return True
+
+
+def type_allowed(annotations: Mapping[str, str], card: VgpuCard, request_type: str) -> bool:
+    """``checkType``."""
+    if request_type not in card.type:
+        return False
+    if request_type == NVIDIA:
+        return gpu_type_allowed(annotations, card.type)
+    return False
+
+
+def _uuid_list(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class UuidFilter:
+    allow: tuple[str, ...]
+    deny: tuple[str, ...]
+
+    @classmethod
+    def of(cls, annotations: Mapping[str, str]) -> UuidFilter:
+        return cls(
+            tuple(_uuid_list(annotations.get(USE_UUID))),
+            tuple(_uuid_list(annotations.get(NO_USE_UUID))),
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.allow or self.deny)
+
+    def matches(self, uuid: str) -> bool:
+        if not uuid and self.enabled:
+            return False
+        if self.allow and uuid not in self.allow:
+            return False
+        return uuid not in self.deny
+
+
+def card_order(
+    cards: Mapping[int, VgpuCard], used: Mapping[int, list[int]], policy: str
+) -> list[int]:
+    """``sortedDeviceIndicesByPolicy`` over the tentative usage ``used[id] = [num, mem, core]``."""
+    ids = sorted(cards)
+    if policy == BINPACK:
+        return sorted(ids, key=lambda i: (-used[i][1], i))
+    if policy == SPREAD:
+        return sorted(ids, key=lambda i: (used[i][0], i))
+    return ids[::-1]
+
+
+def card_score(policy: str, card: VgpuCard, used: Sequence[int]) -> float:
+    """``GPUScore`` of a card after this pod's tentative use of it."""
+    if policy == BINPACK:
+        return BINPACK_MULTIPLIER * (used[1] / card.memory) if card.memory else math.inf
+    if policy == SPREAD:
+        return float(SPREAD_MULTIPLIER) if used[0] == 0 else 0.0
+    return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class VgpuAsk:
+    """What a task asks of vGPUs, read once per pod.
+
+    ``simple``: one container asks and no annotation narrows the cards (UUIDs, GPU types,
+    PodGroup spread). Then a node fits exactly when enough of its cards each fit the
+    container, which the vectorised mask decides alone; otherwise the mask is a necessary
+    condition and the scalar fit decides on the nodes it lets through."""
+
+    requests: tuple[ContainerDeviceRequest, ...]
+    any_request: bool
+    simple: bool
+    mode: str | None
+
+
+def _simple(task: TaskInfo, requests: Sequence[ContainerDeviceRequest]) -> bool:
+    annotations = task.pod_annotations
+    return (
+        len(requests) <= 1
+        and not UuidFilter.of(annotations).enabled
+        and GPU_IN_USE not in annotations
+        and GPU_NO_USE not in annotations
+        and not (annotations.get(PODGROUP_POLICY) == PODGROUP_SPREAD and pod_group_key(task))
+        and all(r.type == NVIDIA for r in requests)
+    )
+
+
+def vgpu_ask(task: TaskInfo, config: NvidiaConfig) -> VgpuAsk:
+    cached: tuple[NvidiaConfig, VgpuAsk] | None = task.derived.get("deviceshare.vgpu")
+    if cached is not None and cached[0] == config:
+        return cached[1]
+    requests = container_device_requests(task.pod, config)
+    ask = VgpuAsk(
+        requests,
+        has_vgpu_request(task.pod, config),
+        _simple(task, requests),
+        task.pod_annotations.get(MODE_ANNOTATION),
+    )
+    task.derived["deviceshare.vgpu"] = (config, ask)
+    return ask
+
+
+@dataclass(frozen=True, slots=True)
+class FitResult:
+    devices: tuple[tuple[UsedDevice, ...], ...] = ()
+    score: float = 0.0
+    error: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return not self.error
+
+
+def fit(
+    task: TaskInfo, node: VgpuNode, requests: Sequence[ContainerDeviceRequest], policy: str
+) -> FitResult:
+    """``checkNodeGPUSharingPredicateAndScore`` on a tentative copy of the usage."""
+    annotations = task.pod_annotations
+    mode = annotations.get(MODE_ANNOTATION)
+    if mode is not None and mode != node.mode:
+        return FitResult(
+            error=f"pod required sharing mode {mode} is not the same as the node mode {node.mode}"
+        )
+    if not requests:
+        return FitResult()
+    cards = node.cards
+    used = {i: [c.used_num, c.used_mem, c.used_core] for i, c in cards.items()}
+    group = pod_group_key(task) if annotations.get(PODGROUP_POLICY) == PODGROUP_SPREAD else ""
+    uuids = UuidFilter.of(annotations)
+    chosen: list[tuple[UsedDevice, ...]] = []
+    score = 0.0
+    for request in requests:
+        remaining = request.nums
+        if remaining > len(cards):
+            return FitResult(error=f"no enough gpu cards on node {node.name}")
+        picked: list[UsedDevice] = []
+        uuid_matched = False
+        for i in card_order(cards, used, policy):
+            card, usage = cards[i], used[i]
+            if not uuids.matches(card.uuid):
+                continue
+            uuid_matched = True
+            if card.number <= usage[0]:
+                continue
+            if group and any(g == group and (m > 0 or c > 0) for m, c, g in card.pods.values()):
+                continue
+            if request.mem_percentage_req != NO_PERCENTAGE:
+                memreq = int(card.memory * request.mem_percentage_req / 100.0)
+            else:
+                memreq = request.memreq
+            if card.memory - usage[1] < memreq:
+                continue
+            if usage[2] + request.coresreq > 100:
+                continue
+            if request.coresreq == 100 and usage[0] > 0:
+                continue
+            if usage[2] == 100 and request.coresreq == 0:
+                continue
+            if not type_allowed(annotations, card, request.type):
+                continue
+            usage[0] += 1
+            usage[1] += memreq
+            usage[2] += request.coresreq
+            if remaining > 0:
+                remaining -= 1
+                picked.append(UsedDevice(card.uuid, request.type, memreq, request.coresreq))
+                score += card_score(policy, card, usage)
+            if remaining == 0:
+                break
+        if remaining > 0:
+            if uuids.enabled and not uuid_matched:
+                return FitResult(
+                    error=(
+                        f"no GPU matches UUID constraints {USE_UUID}="
+                        f'"{annotations.get(USE_UUID, "")}", {NO_USE_UUID}='
+                        f'"{annotations.get(NO_USE_UUID, "")}" on node {node.name}'
+                    )
+                )
+            return FitResult(error="not enough gpu fitted on this node")
+        chosen.append(tuple(picked))
+    return FitResult(tuple(chosen), score)
+
+
+def _find_card(node: VgpuNode, uuid: str) -> VgpuCard | None:
+    """The first card (by id) whose UUID the used device's contains (as upstream matches)."""
+    for card_id in sorted(node.cards):
+        card = node.cards[card_id]
+        if card.uuid in uuid:
+            return card
+    return None
+
+
+def _fresh(template: VgpuNode) -> VgpuNode:
+    """A session's own copy of a node's decoded cards, with no usage yet."""
+    return VgpuNode(
+        template.name,
+        template.mode,
+        {
+            card_id: VgpuCard(card.id, card.uuid, card.number, card.memory, card.type, card.health)
+            for card_id, card in template.cards.items()
+        },
+    )
+
+
+def add_resource(
+    node: VgpuNode, key: str, group: str, annotations: Mapping[str, str]
+) -> list[tuple[int, int, int]]:
+    """``AddResource``: the cards a pod's ``vgpu-ids-new`` names become its (hami-core
+    ``AddPod``: a card counts a pod once)."""
+    text = annotations.get(ASSIGNED_IDS)
+    if text is None:
+        return []
+    held: list[tuple[int, int, int]] = []
+    for devices in decode_pod_devices(text):
+        for device in devices:
+            card = _find_card(node, device.uuid)
+            if card is None or key in card.pods:
+                continue
+            card.pods[key] = (device.usedmem, device.usedcores, group)
+            card.used_num += 1
+            card.used_mem += device.usedmem
+            card.used_core += device.usedcores
+            held.append((card.id, device.usedmem, device.usedcores))
+    return held
+
+
+def hold(
+    node: VgpuNode, key: str, group: str, devices: Sequence[Sequence[UsedDevice]]
+) -> list[tuple[int, int, int]]:
+    """Record a fit's cards as the pod's (``TryAddPod`` per card and container, then
+    ``addToPodMap``): ``(card id, memory, cores)`` of each."""
+    held: list[tuple[int, int, int]] = []
+    for container in devices:
+        for device in container:
+            card = _find_card(node, device.uuid)
+            if card is None:
+                continue
+            memory, cores, _ = card.pods.get(key, (0, 0, group))
+            card.pods[key] = (memory + device.usedmem, cores + device.usedcores, group)
+            card.used_num += 1
+            card.used_mem += device.usedmem
+            card.used_core += device.usedcores
+            held.append((card.id, device.usedmem, device.usedcores))
+    return held
+
+
+class VgpuDevices:
+    """The session's vGPU accounting: the cards of every node, and ``[N, C]`` mirrors of
+    their usage for the vectorised prefilter."""
+
+    def __init__(
+        self,
+        node_list: Sequence[NodeInfo],
+        config: NvidiaConfig,
+        policy: str,
+        registrations: dict[str, tuple[Any, VgpuNode | None]] | None = None,
+    ) -> None:
+        """``registrations``: node name -> (node object, its decoded cards) kept from one
+        session to the next, so an unchanged node is not decoded again."""
+        self.config = config
+        self.policy = policy
+        self.node_names = [node.name for node in node_list]
+        size = len(node_list)
+        self.nodes: dict[int, VgpuNode] = {}
+        known = registrations if registrations is not None else {}
+        for node in node_list:
+            seen = known.get(node.name)
+            if seen is not None and seen[0] is node.node:
+                template = seen[1]
+            else:
+                template = node_devices(node.name, node.node)
+                known[node.name] = (node.node, template)
+            if template is not None:
+                self.nodes[node.row] = _fresh(template)
+        if len(known) > 2 * size:
+            # Forget nodes that left the cluster.
+            current = set(self.node_names)
+            for name in [name for name in known if name not in current]:
+                del known[name]
+        width = max((max(d.cards) + 1 for d in self.nodes.values()), default=0)
+        self.has_device: BoolArray = np.zeros(size, dtype=bool)
+        # Cards whose type names NVIDIA (checkType's general check for an NVIDIA request).
+        self.nvidia: BoolArray = np.zeros((size, width), dtype=bool)
+        self.number: FloatArray = np.full((size, width), -1.0)
+        self.memory: FloatArray = np.zeros((size, width))
+        self.used_num: FloatArray = np.zeros((size, width))
+        self.used_mem: FloatArray = np.zeros((size, width))
+        self.used_core: FloatArray = np.zeros((size, width))
+        # Task key -> (row, [(card id, memory, cores)]) of what each pod holds.
+        self.holders: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
+        self.version = 0
+        # The row each change touched, in order: ``version`` indexes it.
+        self._changed_rows: list[int] = []
+        self._all_rows = np.arange(size, dtype=np.intp)
+        self._per_node_cache: dict[Any, tuple[int, Any]] = {}
+        self._masks: dict[
+            tuple[tuple[ContainerDeviceRequest, ...], bool, str | None], tuple[int, NodeMask]
+        ] = {}
+        cells: list[tuple[int, int, VgpuCard]] = []
+        for row, devices in self.nodes.items():
+            for task in node_list[row].tasks.values():
+                if task.status not in NOT_HOLDING:
+                    self.add_from_annotations(task, row, task.pod_annotations)
+            cells.extend((row, card_id, card) for card_id, card in devices.cards.items())
+        # One fancy-indexed write per array rather than one per card.
+        if cells:
+            rows = np.fromiter((c[0] for c in cells), dtype=np.intp, count=len(cells))
+            columns = np.fromiter((c[1] for c in cells), dtype=np.intp, count=len(cells))
+            cards = [c[2] for c in cells]
+            self.has_device[rows] = True
+            self.nvidia[rows, columns] = [NVIDIA in card.type for card in cards]
+            self.number[rows, columns] = [card.number for card in cards]
+            self.memory[rows, columns] = [card.memory for card in cards]
+            self.used_num[rows, columns] = [card.used_num for card in cards]
+            self.used_mem[rows, columns] = [card.used_mem for card in cards]
+            self.used_core[rows, columns] = [card.used_core for card in cards]
+
+    # ---- accounting
+
+    def _mirror(self, row: int) -> None:
+        for card_id, card in self.nodes[row].cards.items():
+            self.nvidia[row, card_id] = NVIDIA in card.type
+            self.number[row, card_id] = card.number
+            self.memory[row, card_id] = card.memory
+            self.used_num[row, card_id] = card.used_num
+            self.used_mem[row, card_id] = card.used_mem
+            self.used_core[row, card_id] = card.used_core
+        self._changed_rows.append(row)
+        self.version += 1
+
+    def add_from_annotations(
+        self, task: TaskInfo, row: int, annotations: Mapping[str, str]
+    ) -> None:
+        """``AddResource`` (hami-core ``AddPod``: a card counts a pod once)."""
+        held = add_resource(self.nodes[row], task.key, pod_group_key(task), annotations)
+        if held:
+            self.holders[task.key] = (row, held)
+
+    def release(self, key: str) -> bool:
+        held = self.holders.pop(key, None)
+        if held is None:
+            return False
+        row, cards = held
+        node = self.nodes[row]
+        for card_id, memory, cores in cards:
+            card = node.cards[card_id]
+            card.used_num -= 1
+            card.used_mem -= memory
+            card.used_core -= cores
+            card.pods.pop(key, None)
+        self._mirror(row)
+        return True
+
+    def requested(self, task: TaskInfo) -> bool:
+        """``HasDeviceRequest``."""
+        return vgpu_ask(task, self.config).any_request
+
+    def fit_on(self, task: TaskInfo, row: int) -> FitResult:
+        return fit(task, self.nodes[row], vgpu_ask(task, self.config).requests, self.policy)
+
+    def allocate(self, task: TaskInfo, row: int) -> FitResult:
+        """``Allocate``: the fit, recorded (each card of each container counted)."""
+        result = self.fit_on(task, row)
+        if not result.fits:
+            return result
+        held = hold(self.nodes[row], task.key, pod_group_key(task), result.devices)
+        self.holders[task.key] = (row, held)
+        self._mirror(row)
+        return result
+
+    def restore(self, task: TaskInfo, row: int, annotations: Mapping[str, str]) -> None:
+        self.add_from_annotations(task, row, annotations)
+        self._mirror(row)
+
+    # ---- predicate
+
+    def mask(self, task: TaskInfo) -> NodeMask | None:
+        """Nodes without vGPUs pass (the resource fit decides for them); a node with them
+        passes when, per container, enough of its cards could each take that container."""
+        ask = vgpu_ask(task, self.config)
+        if not ask.any_request:
+            return None
+        key = (ask.requests, ask.simple, ask.mode)
+        cached = self._masks.get(key)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        possible: BoolArray = self.has_device.copy()
+        if ask.mode is not None and ask.mode != HAMI_CORE:
+            # Every node shares as hami-core here (MIG is not ported).
+            possible[:] = False
+        for request in ask.requests:
+            possible &= self._fit_counts(request, ask.simple) >= request.nums
+        passed: BoolArray = ~self.has_device | possible
+
+        def reason(row: int) -> Status:
+            return Status(
+                StatusCode.UNSCHEDULABLE,
+                ERR_VGPU,
+                "deviceshare",
+            )
+
+        node_mask = NodeMask(passed, reason)
+        self._masks[key] = (self.version, node_mask)
+        return node_mask
+
+    def _memreq(self, request: ContainerDeviceRequest, rows: Any) -> Any:
+        memory = self.memory[rows]
+        if request.mem_percentage_req != NO_PERCENTAGE:
+            return np.floor(memory * request.mem_percentage_req / 100.0)
+        return np.full_like(memory, float(request.memreq))
+
+    def _cards_fitting(self, request: ContainerDeviceRequest, typed: bool, rows: Any) -> Any:
+        """``[len(rows), C]``: the cards that could take ``request`` alone (``typed``: their
+        type checked too, which the simple requests need for the mask to be exact)."""
+        number, used_num = self.number[rows], self.used_num[rows]
+        used_core = self.used_core[rows]
+        cores = request.coresreq
+        fits = (
+            (number >= 0)
+            & (number > used_num)
+            & (self.memory[rows] - self.used_mem[rows] >= self._memreq(request, rows))
+            & (used_core + cores <= 100)
+        )
+        if cores == 100:
+            fits &= used_num == 0
+        if cores == 0:
+            fits &= used_core != 100
+        if typed:
+            fits &= self.nvidia[rows]
+        return fits
+
+    def _binpack_scores(self, request: ContainerDeviceRequest, rows: Any) -> FloatArray:
+        """The binpack score of a simple request at ``rows`` (0 where it does not fit)."""
+        fitting = self._cards_fitting(request, True, rows)
+        # binpack's card order: most used memory first, lowest id on a tie (stable sort).
+        used_mem = self.used_mem[rows]
+        order = np.argsort(np.where(fitting, -used_mem, np.inf), axis=1, kind="stable")
+        chosen = order[:, : request.nums]
+        picked = np.take_along_axis(fitting, chosen, axis=1)
+        memory = np.take_along_axis(self.memory[rows], chosen, axis=1)
+        used = np.take_along_axis(used_mem, chosen, axis=1)
+        memreq = np.take_along_axis(self._memreq(request, rows), chosen, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            card_scores = BINPACK_MULTIPLIER * (used + memreq) / memory
+        found: FloatArray = np.zeros(len(fitting))
+        fits = picked.all(axis=1) & self.has_device[rows]
+        found[fits] = card_scores[fits].sum(axis=1)
+        return found
+
+    def _per_node(self, key: Any, compute: Any, compute_row: Any) -> Any:
+        """``compute(rows)`` over every node, kept per ``key`` and recomputed only for the
+        rows placements changed since (usually one: ``compute_row(row)``, plain Python over
+        its few cards, cheaper there than numpy's per-call overhead)."""
+        cached = self._per_node_cache.get(key)
+        if cached is None:
+            values = compute(self._all_rows)
+        elif cached[0] == self.version:
+            return cached[1]
+        else:
+            values = cached[1].copy()
+            dirty = set(self._changed_rows[cached[0] :])
+            if len(dirty) <= _ROWS_IN_PYTHON:
+                for row in dirty:
+                    values[row] = compute_row(row)
+            else:
+                rows = np.fromiter(dirty, dtype=np.intp, count=len(dirty))
+                values[rows] = compute(rows)
+        self._per_node_cache[key] = (self.version, values)
+        return values
+
+    def _row_fitting(self, request: ContainerDeviceRequest, typed: bool, row: int) -> list[int]:
+        """The ids of the cards of ``row`` that could take ``request`` alone (the scalar
+        statement of ``_cards_fitting``)."""
+        node = self.nodes.get(row)
+        if node is None:
+            return []
+        cores = request.coresreq
+        found = []
+        for card_id, card in sorted(node.cards.items()):
+            if request.mem_percentage_req != NO_PERCENTAGE:
+                memreq = int(card.memory * request.mem_percentage_req / 100.0)
+            else:
+                memreq = request.memreq
+            if (
+                card.number > card.used_num
+                and card.memory - card.used_mem >= memreq
+                and card.used_core + cores <= 100
+                and not (cores == 100 and card.used_num > 0)
+                and not (cores == 0 and card.used_core == 100)
+                and (not typed or NVIDIA in card.type)
+            ):
+                found.append(card_id)
+        return found
+
+    def _row_binpack(self, request: ContainerDeviceRequest, row: int) -> float:
+        node = self.nodes.get(row)
+        if node is None:
+            return 0.0
+        fitting = self._row_fitting(request, True, row)
+        if len(fitting) < request.nums:
+            return 0.0
+        chosen = sorted(fitting, key=lambda i: (-node.cards[i].used_mem, i))[: request.nums]
+        score = 0.0
+        for card_id in chosen:
+            card = node.cards[card_id]
+            if request.mem_percentage_req != NO_PERCENTAGE:
+                memreq = int(card.memory * request.mem_percentage_req / 100.0)
+            else:
+                memreq = request.memreq
+            score += card_score(BINPACK, card, [card.used_num + 1, card.used_mem + memreq, 0])
+        return score
+
+    def _fit_counts(self, request: ContainerDeviceRequest, typed: bool) -> Any:
+        return self._per_node(
+            ("count", request, typed),
+            lambda rows: self._cards_fitting(request, typed, rows).sum(axis=1),
+            lambda row: len(self._row_fitting(request, typed, row)),
+        )
+
+    def needs_scalar_fit(self, task: TaskInfo) -> bool:
+        ask = vgpu_ask(task, self.config)
+        return ask.any_request and not ask.simple
+
+    def score(self, task: TaskInfo, row: int) -> float:
+        """``ScoreNode``: the fit's score on this node (0 when it does not fit)."""
+        if row not in self.nodes:
+            return 0.0
+        result = self.fit_on(task, row)
+        return result.score if result.fits else 0.0
+
+    def scores(self, task: TaskInfo, rows: Any) -> FloatArray:
+        """The fit's score at each of ``rows`` (0 where it does not fit or no vGPU):
+        vectorised for a simple request, the scalar fit per node otherwise."""
+        ask = vgpu_ask(task, self.config)
+        found: FloatArray = np.zeros(len(rows))
+        if self.policy != BINPACK or not ask.requests:
+            # spread's card score counts the card after this pod's own use (as upstream), so
+            # it is 0; no policy scores 0.
+            return found
+        if not ask.simple:
+            for i in np.flatnonzero(self.has_device[rows]):
+                found[i] = self.score(task, int(rows[i]))
+            return found
+        request = ask.requests[0]
+        if request.nums <= 0:
+            return found
+        every: FloatArray = self._per_node(
+            ("binpack", request),
+            lambda subset: self._binpack_scores(request, subset),
+            lambda row: self._row_binpack(request, row),
+        )
+        scored: FloatArray = every[rows]
+        return scored
+
+    def predicate(self, task: TaskInfo, node: NodeInfo) -> Status | None:
+        """The exact fit on one node (the mask let it through)."""
+        if node.row not in self.nodes:
+            return None
+        result = self.fit_on(task, node.row)
+        if result.fits:
+            return None
+        return Status(StatusCode.UNSCHEDULABLE, ERR_VGPU, "deviceshare")
