@@ -98,7 +98,7 @@ def test_adjust_network_topology_spec_upstream(
     ssn = session_of(cluster(topology, hyper_nodes=three_tier_hyper_nodes(tier_names=True)))
     job = ssn.jobs["c1/pg1"]
     assert job.network_topology == expected
-    assert ssn.sub_jobs[job.uid].network_topology == expected
+    assert job.default_sub_job().network_topology == expected
 
 
 def test_adjust_network_topology_spec_does_not_mutate_the_pod_group_upstream() -> None:
@@ -141,12 +141,12 @@ def test_convert_soft_to_hard_topology_upstream(
     job = ssn.jobs["c1/pg1"]
     if topology is None:
         assert job.network_topology is None
-        assert job.uid not in ssn.sub_jobs
+        assert not job.default_sub_job().with_network_topology()
     else:
         assert job.network_topology is not None
         assert job.network_topology.get("mode") == mode
         assert job.network_topology.get("highestTierAllowed") == tier
-        sub_job = ssn.sub_jobs[job.uid]
+        sub_job = job.default_sub_job()
         assert sub_job.hard_topology() == (True, tier)
     assert job.hard_topology()[0] is hard
 
@@ -209,7 +209,7 @@ def test_allocated_hyper_node_is_recovered_from_placed_tasks(
     ssn = session_of(cluster({"mode": "hard", "highestTierAllowed": 2}, pods=pods))
     job = ssn.jobs["c1/pg1"]
     assert job.allocated_hyper_node == expected
-    assert ssn.sub_jobs[job.uid].allocated_hyper_node == expected
+    assert job.default_sub_job().allocated_hyper_node == expected
     assert (job.uid in ssn.dirty_jobs) is bool(expected)
 
 

@@ -1514,7 +1514,7 @@ def test_hyper_node_order_upstream(case: ScoreCase) -> None:
     ssn, _ = open_case(case)
     (job,) = ssn.jobs.values()
     candidates = {name: ssn.hyper_node_rows(name) for name in ssn.topology.tree.hyper_nodes}
-    scores = ssn.hyper_node_order(ssn.sub_jobs[job.uid], candidates)
+    scores = ssn.hyper_node_order(ssn.jobs[job.uid].default_sub_job(), candidates)
     assert set(scores) == set(case.expected)
     assert_scores(scores, case.expected)
 
@@ -1756,7 +1756,7 @@ def test_hyper_node_gradient_for_sub_job_without_policy_respects_hard_topology_u
     )
     ssn, _ = open_case(case, flags=("enabledHyperNodeGradient",))
     assert ssn.topology.tree.max_tier == 3
-    sub_job = ssn.sub_jobs["ns1/pg1"]
+    sub_job = ssn.jobs["ns1/pg1"].default_sub_job()
     gradients = ssn.hyper_node_gradient_for_sub_job(
         sub_job, CLUSTER_TOP_HYPER_NODE, SearchPurpose.EVICT
     )
@@ -1801,7 +1801,7 @@ def test_gradients_of_a_partly_running_job_stay_under_its_highest_allowed_ancest
     # (s3 is full).
     assert gradients == [["s3", "s4"], ["s1"]]
     # A search root outside s1 does not intersect it: no gradient, the job waits.
-    sub_job = ssn.sub_jobs[job.uid]
+    sub_job = ssn.jobs[job.uid].default_sub_job()
     assert ssn.hyper_node_gradient_for_sub_job(sub_job, "s2", SearchPurpose.ALLOCATE) == []
     # Inside it, the given HyperNode is the root.
     assert ssn.hyper_node_gradient_for_sub_job(sub_job, "s4", SearchPurpose.ALLOCATE) == [["s4"]]

@@ -43,11 +43,12 @@ import numpy as np
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskID, TaskInfo
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.session import Session
-from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose, SubJobInfo
+from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose
 
 log = logging.getLogger(__name__)
 
@@ -419,8 +420,8 @@ class NetworkTopologyAwarePlugin:
         if job is None:
             # An orphaned task (its PodGroup is gone): nothing to prefer.
             return np.zeros(len(rows))
-        sub_job = ssn.sub_jobs.get(job.uid)
-        if sub_job is not None and sub_job.with_network_topology():
+        sub_job = job.sub_job_of(task)
+        if sub_job.with_network_topology():
             scores = self._network_aware_scores(task, sub_job, rows)
         else:
             scores = self._normal_pod_scores(task, rows)
