@@ -26,9 +26,7 @@ from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import TaskStatus
 from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
-from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Operation, Statement, StatementError
 from volcano_py.framework.topology import SearchPurpose
@@ -36,18 +34,28 @@ from volcano_py.framework.topology import SearchPurpose
 log = logging.getLogger(__name__)
 
 
+def _gang_evictable(task: TaskInfo) -> bool:
+    return not task.sch_gated and not task.resreq.is_empty()
+
+
 def pending_tasks_for_gang_eviction(ssn: Session, job: JobInfo) -> list[TaskInfo]:
-    """What the allocator would place next, in task order: the Pending tasks that are not
-    scheduling-gated and ask for something (a best-effort task needs no room)."""
-    pending = PriorityQueue(
-        ssn.task_order_fn,
-        [
-            task
-            for task in job.tasks_in(TaskStatus.PENDING).values()
-            if not task.sch_gated and not task.resreq.is_empty()
-        ],
-    )
-    return [pending.pop() for _ in range(len(pending))]
+    """``CollectPendingTasksForGangEviction``: what the allocator would place next, in
+    worksheet order (sub-job by sub-job, each in task order), Pending tasks that are not
+    scheduling-gated and ask for something; for a job already ready only the first sub-job's
+    (it grows one sub-group at a time)."""
+    worksheet = organize(ssn, job, _gang_evictable)
+    order = worksheet.sub_jobs.clone()
+    tasks: list[TaskInfo] = []
+    ready = ssn.job_ready(job)
+    while not order.empty():
+        sub_job = order.pop()
+        mine = worksheet.tasks.get(sub_job.uid)
+        if not mine:
+            continue
+        if ready:
+            return list(mine)
+        tasks.extend(mine)
+    return tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +63,6 @@ class NominationPlan:
     operations: list[Operation]
     # Sub-job uid -> the HyperNode it was placed in (nominated for the next allocate).
     hyper_nodes: dict[str, str]
-
-
-def _gang_evictable(task: TaskInfo) -> bool:
-    return not task.sch_gated and not task.resreq.is_empty()
 
 
 def build_nomination_plan(
