@@ -4,9 +4,8 @@ topology hook dispatchers (``framework/session.go`` steps 4-6, ``session_plugins
 Transcribed from upstream ``session_test.go``: ``TestSession_adjustNetworkTopologySpec`` (3
 cases), ``TestAdjustNetworkTopologySpec_DoesNotMutatePodGroupSpec``, the job-level cases of
 ``TestConvertSoftToHardTopology`` and ``TestAdjustNetworkTopologySpec_SoftToHardConversion``
-(3 cases). The sub-group-policy halves of those tests are not transcribed: sub-group policies
-are not supported (a job's only sub-job is its default one, which copies the job's spec, and
-the tests check that copy instead).
+(3 cases), and the sub-group-policy cases of ``TestConvertSoftToHardTopology`` (7), each
+sub-group policy's sub-job made by a pod labelled for it.
 """
 
 from __future__ import annotations
@@ -182,6 +181,128 @@ def test_soft_job_without_hyper_nodes_becomes_hard_with_tier_one() -> None:
     assert ssn.jobs["c1/pg1"].hard_topology() == (True, 1)
     assert ssn.topology.tiers == (1,)
     assert ssn.hyper_node_rows(CLUSTER_TOP_HYPER_NODE).tolist() == list(range(len(NODES)))
+
+
+SOFT = {"mode": "soft"}
+
+
+def _policy(name: str, size: int, topology: dict[str, Any] | None) -> dict[str, Any]:
+    policy: dict[str, Any] = {"name": name, "subGroupSize": size, "matchLabelKeys": [name]}
+    if topology is not None:
+        policy["networkTopology"] = topology
+    return policy
+
+
+@pytest.mark.parametrize(
+    ("job_topology", "policies", "job_tier", "sub_tiers", "contains_hard"),
+    [
+        pytest.param(
+            None,
+            [_policy("worker", 4, SOFT)],
+            None,
+            [4],
+            True,
+            id="subGroupPolicy-level soft topology is converted to hard",
+        ),
+        pytest.param(
+            None,
+            [_policy("worker", 4, {"mode": "hard", "highestTierAllowed": 2})],
+            None,
+            [2],
+            True,
+            id="subGroupPolicy-level hard topology is unchanged",
+        ),
+        pytest.param(
+            SOFT,
+            [_policy("worker", 4, SOFT)],
+            4,
+            [4],
+            True,
+            id="mixed: job soft + subGroupPolicy soft both converted",
+        ),
+        pytest.param(
+            {"mode": "hard", "highestTierAllowed": 2},
+            [_policy("worker", 4, SOFT)],
+            2,
+            [2],
+            True,
+            id="mixed: job hard + subGroupPolicy soft (subgroup bounded by job tier)",
+        ),
+        pytest.param(
+            {"mode": "hard", "highestTierAllowed": 3},
+            [_policy("worker", 4, SOFT), _policy("ps", 2, SOFT)],
+            3,
+            [3, 3],
+            True,
+            id="mixed: job hard tier=3 + multiple subGroupPolicies soft (all bounded by job tier)",
+        ),
+        pytest.param(
+            None,
+            [
+                _policy("worker", 4, SOFT),
+                _policy("ps", 2, {"mode": "hard", "highestTierAllowed": 1}),
+            ],
+            None,
+            [4, 1],
+            True,
+            id="multiple subGroupPolicies: some soft some hard",
+        ),
+        pytest.param(
+            None,
+            [_policy("worker", 4, None)],
+            None,
+            [None],
+            False,
+            id="subGroupPolicy with nil NetworkTopology is unchanged",
+        ),
+    ],
+)
+def test_convert_soft_to_hard_topology_sub_groups_upstream(
+    job_topology: dict[str, Any] | None,
+    policies: list[dict[str, Any]],
+    job_tier: int | None,
+    sub_tiers: list[int | None],
+    contains_hard: bool,
+) -> None:
+    """``TestConvertSoftToHardTopology``, the sub-group cases: a soft sub-group becomes hard
+    bounded by its job's tier (the root's, 4, without one)."""
+    cache = SchedulerCache()
+    for name in NODES:
+        cache.apply_event("Node", "ADDED", build_node(name, rl("2", "4Gi", pods="10")))
+    cache.apply_event("Queue", "ADDED", build_queue("q1"))
+    group = build_pod_group(
+        "pg1",
+        "c1",
+        "q1",
+        4,
+        None,
+        "Inqueue",
+        network_topology=job_topology,
+        sub_group_policy=policies,
+    )
+    cache.apply_event("PodGroup", "ADDED", group)
+    for policy in policies:
+        labels = {policy["name"]: "0"}
+        pod = build_pod("c1", policy["name"], "", "Pending", rl("1", "1Gi"), "pg1", labels)
+        cache.apply_event("Pod", "ADDED", pod)
+    for obj in three_tier_hyper_nodes():
+        cache.apply_event("HyperNode", "ADDED", obj)
+    ssn = session_of(cache)
+    job = ssn.jobs["c1/pg1"]
+    if job_tier is None:
+        assert job.network_topology is None
+    else:
+        assert job.hard_topology() == (True, job_tier)
+    for policy, tier in zip(policies, sub_tiers, strict=True):
+        sub_job = job.sub_jobs[f"c1/pg1/{policy['name']}-0"]
+        if tier is None:
+            assert not sub_job.with_network_topology()
+        else:
+            assert sub_job.hard_topology() == (True, tier)
+            assert not sub_job.soft_topology()
+    assert job.contains_hard_topology() is contains_hard
+    # The cache's PodGroup spec is untouched (TestAdjustNetworkTopologySpec_DoesNot...).
+    assert cache.jobs["c1/pg1"].pod_group.raw["spec"]["subGroupPolicy"] == policies
 
 
 # ---------------------------------------------------------------------------- recovery

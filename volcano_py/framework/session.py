@@ -756,7 +756,7 @@ def open_session(
 def _open_topology(ssn: Session) -> None:
     """Session-open steps 5-6 (normalise network topologies, recover allocated HyperNodes),
     before plugins open as upstream; a session without such jobs only pays for this scan."""
-    if not any(job.network_topology is not None for job in ssn.jobs.values()):
+    if not any(job.contains_network_topology() for job in ssn.jobs.values()):
         return
     normalise_network_topologies(ssn)
     if ssn.hyper_nodes_ready:
