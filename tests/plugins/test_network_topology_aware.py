@@ -1724,6 +1724,8 @@ def test_hyper_node_gradient_pre_filtering_upstream(
         plugin.future_idle[h] = index.vector(_resource(future_idle[0], future_idle[1] * GIB))[
             : plugin.future_idle.shape[1]
         ]
+        # The plugin reads a HyperNode's idle once a session; this test rewrites it.
+        plugin._fixed_resources.clear()
         gradients = plugin.hyper_node_gradients(
             "hn-2-0",
             tier,

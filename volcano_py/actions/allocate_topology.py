@@ -31,6 +31,7 @@ import logging
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
 from volcano_py.actions.nomination_fast_path import allocate_from_nomination
 from volcano_py.actions.sub_job_worksheet import Worksheet
@@ -108,57 +109,15 @@ class TopologyAllocator:
         }
         gradients = ssn.hyper_node_gradient_for_job(job, hyper_node, SearchPurpose.ALLOCATE)
         for gradient in gradients:
-            solutions: dict[str, tuple[list[Operation], Worksheet, float]] = {}
-            # The last candidate's dry run stays applied until the best is known: when it is
-            # the best, undoing and replaying it would only restore the same state.
-            kept: tuple[str, list[Statement]] | None = None
-            for position, candidate in enumerate(gradient):
-                # Each candidate starts from clean fit errors and its own copy of the tasks.
-                job.reset_fit_errors()
-                trial = worksheet.clone()
-                statements: list[Statement] = []
-                score = 0.0
-                while not trial.sub_jobs.empty():
-                    sub_job = trial.sub_jobs.pop()
-                    statement, sub_score = self.allocate_for_sub_job(
-                        job, queue, sub_job, trial.tasks[sub_job.uid], candidate
-                    )
-                    if statement is None or not statement.operations:
-                        continue
-                    statements.append(statement)
-                    score += sub_score
-                    if trial.tasks[sub_job.uid]:
-                        trial.sub_jobs.push(sub_job)
-                    if ssn.job_ready(job):
-                        break
-                self._recover_sub_jobs(job)
-                if not any(statement.operations for statement in statements):
-                    continue
-                solved = ssn.job_ready(job) or ssn.job_pipelined(job)
-                last = position == len(gradient) - 1
-                if solved:
-                    # The last candidate is never replayed (kept, or dropped for another).
-                    saved = [] if last else _save(statements)
-                    solutions[candidate] = (saved, trial, score)
-                if solved and last:
-                    kept = (candidate, statements)
-                else:
-                    _discard(statements)
-            if not solutions:
+            chosen = self._score_first_job_search(job, queue, worksheet, gradient)
+            if chosen is None:
+                chosen = self._full_job_search(job, queue, worksheet, gradient)
+            if chosen is False:
                 continue
-            # Scores were taken during the dry runs: choosing needs no session state.
-            best = self._pick({name: solution[2] for name, solution in solutions.items()})
-            if kept is not None and kept[0] == best:
-                final = ssn.statement()
-                final.merge(*kept[1])
-            else:
-                if kept is not None:
-                    _discard(kept[1])
-                replayed = self._replay(solutions[best][0])
-                if replayed is None:
-                    return None
-                final = replayed
-            worksheet.take(solutions[best][1])
+            if chosen is None:
+                return None
+            best, final, left = chosen
+            worksheet.take(left)
             self.recorder.job_decisions[job.uid] = best
             log.debug("job %s allocated to HyperNode %s", job.uid, best)
             return final
@@ -170,6 +129,132 @@ class TopologyAllocator:
             if reason:
                 job.job_fit_errors = reason
         return None
+
+    def _trial_in(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, candidate: str
+    ) -> tuple[list[Statement], Worksheet, float, bool]:
+        """One job-level dry run in ``candidate``: sub-job by sub-job until the job is ready.
+        Returns the statements (still applied), what is left, the summed sub-job scores, and
+        whether the job is then ready or pipelined."""
+        ssn = self.ssn
+        # Each candidate starts from clean fit errors and its own copy of the tasks.
+        job.reset_fit_errors()
+        trial = worksheet.clone()
+        statements: list[Statement] = []
+        score = 0.0
+        while not trial.sub_jobs.empty():
+            sub_job = trial.sub_jobs.pop()
+            statement, sub_score = self.allocate_for_sub_job(
+                job, queue, sub_job, trial.tasks[sub_job.uid], candidate
+            )
+            if statement is None or not statement.operations:
+                continue
+            statements.append(statement)
+            score += sub_score
+            if trial.tasks[sub_job.uid]:
+                trial.sub_jobs.push(sub_job)
+            if ssn.job_ready(job):
+                break
+        self._recover_sub_jobs(job)
+        solved = any(statement.operations for statement in statements) and (
+            ssn.job_ready(job) or ssn.job_pipelined(job)
+        )
+        return statements, trial, score, solved
+
+    def _score_first_job_search(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, gradient: list[str]
+    ) -> tuple[str, Statement, Worksheet] | Literal[False] | None:
+        """The job-level search when its outcome can be known before any dry run: one
+        sub-job to place, and in every candidate that sub-job's own search is the candidate
+        alone. A candidate's score is then the sub-job's HyperNode score there in the current
+        state, so the candidates are tried best score first (equals in random order, as
+        upstream's map order) and the first that takes the job is upstream's choice: no need to
+        dry-run the others. None: not applicable (or the prediction missed), do the full
+        search; False: no candidate takes the job."""
+        ssn = self.ssn
+        if len(worksheet.tasks) != 1 or len(gradient) < 2:
+            return None
+        (uid,) = worksheet.tasks
+        sub_job = job.sub_jobs.get(uid)
+        if sub_job is None or sub_job.nominated_hyper_node:
+            return None
+        # The sub-job's own search inside a candidate is the candidate alone when the candidate
+        # has no HyperNode below it (asked of the hook once; for the others the tree says it,
+        # without a gradient per candidate). A candidate the sub-job does not fit gets no
+        # gradient at all: its dry run below fails, as upstream's would.
+        tree = ssn.topology.tree
+        if any(tree.hyper_nodes[name].children for name in gradient if name in tree.hyper_nodes):
+            return None
+        first = gradient[0]
+        inner = ssn.hyper_node_gradient_for_sub_job(sub_job, first, SearchPurpose.ALLOCATE)
+        if inner not in ([[first]], []):
+            return None
+        predicted = ssn.hyper_node_order(
+            sub_job, {name: ssn.hyper_node_rows(name) for name in gradient}
+        )
+        for candidate in self._best_first(predicted):
+            statements, left, score, solved = self._trial_in(job, queue, worksheet, candidate)
+            if not solved:
+                _discard(statements)
+                continue
+            if score != predicted[candidate]:
+                # The sub-job was placed in more than one step: not the case this path knows.
+                _discard(statements)
+                return None
+            final = ssn.statement()
+            final.merge(*statements)
+            return candidate, final, left
+        return False
+
+    def _full_job_search(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, gradient: list[str]
+    ) -> tuple[str, Statement, Worksheet] | Literal[False] | None:
+        """Upstream's search: a dry run in every candidate, then the best summed score.
+        False: no candidate takes the job; None: replaying the best failed."""
+        ssn = self.ssn
+        solutions: dict[str, tuple[list[Operation], Worksheet, float]] = {}
+        # The last candidate's dry run stays applied until the best is known: when it is the
+        # best, undoing and replaying it would only restore the same state.
+        kept: tuple[str, list[Statement]] | None = None
+        for position, candidate in enumerate(gradient):
+            statements, trial, score, solved = self._trial_in(job, queue, worksheet, candidate)
+            last = position == len(gradient) - 1
+            if solved:
+                # The last candidate is never replayed (kept, or dropped for another).
+                saved = [] if last else _save(statements)
+                solutions[candidate] = (saved, trial, score)
+            if solved and last:
+                kept = (candidate, statements)
+            else:
+                _discard(statements)
+        if not solutions:
+            return False
+        # Scores were taken during the dry runs: choosing needs no session state.
+        best = self._pick({name: solution[2] for name, solution in solutions.items()})
+        if kept is not None and kept[0] == best:
+            final = ssn.statement()
+            final.merge(*kept[1])
+        else:
+            if kept is not None:
+                _discard(kept[1])
+            replayed = self._replay(solutions[best][0])
+            if replayed is None:
+                return None
+            final = replayed
+        return best, final, solutions[best][1]
+
+    def _best_first(self, scores: dict[str, float]) -> list[str]:
+        """Candidates by score, highest first; equals in random order (the session's seeded
+        generator), so the first that works is a uniform pick among the best that work."""
+        ranked: dict[float, list[str]] = {}
+        for name, score in scores.items():
+            ranked.setdefault(score, []).append(name)
+        ordered: list[str] = []
+        for score in sorted(ranked, reverse=True):
+            group = ranked[score]
+            self.ssn.rng.shuffle(group)
+            ordered.extend(group)
+        return ordered
 
     def _recover_sub_jobs(self, job: JobInfo) -> None:
         """Put every sub-job's HyperNode back as it was before the dry run."""
@@ -222,35 +307,21 @@ class TopologyAllocator:
             sub_job, hyper_node_for_job, SearchPurpose.ALLOCATE
         )
         for gradient in gradients:
-            if len(gradient) == 1:
-                # A lone candidate is the best if it works at all. Its score is taken before
-                # the dry run, in the state upstream scores it in (after the dry run's
-                # discard), and the dry run is kept rather than undone and replayed.
-                (candidate,) = gradient
-                _, score = self._best_for_sub_job(sub_job, [candidate])
+            # Upstream dry-runs every candidate, then scores those that worked in the state
+            # before any of them (each dry run is undone): scoring first and trying the best
+            # first, the first that works is that same choice, found without the other dry
+            # runs; it stays applied instead of being undone and replayed.
+            scores = ssn.hyper_node_order(
+                sub_job, {name: ssn.hyper_node_rows(name) for name in gradient}
+            )
+            for candidate in self._best_first(scores):
                 job.reset_sub_job_fit_errors(sub_job.uid)
                 trial = deque(tasks)
                 statement = self.allocate_tasks(job, queue, sub_job, trial, candidate)
                 if statement is None or not statement.operations:
                     continue
                 self._settle_sub_job(job, sub_job, tasks, trial, candidate, hyper_node_for_job)
-                return statement, score
-            solutions: dict[str, tuple[list[Operation], deque[TaskInfo]]] = {}
-            for candidate in gradient:
-                job.reset_sub_job_fit_errors(sub_job.uid)
-                trial = deque(tasks)
-                statement = self.allocate_tasks(job, queue, sub_job, trial, candidate)
-                if statement is not None and statement.operations:
-                    solutions[candidate] = (statement.save_operations(), trial)
-                    statement.discard()
-            if not solutions:
-                continue
-            best, score = self._best_for_sub_job(sub_job, list(solutions))
-            final = self._replay(solutions[best][0])
-            if final is None:
-                return None, 0.0
-            self._settle_sub_job(job, sub_job, tasks, solutions[best][1], best, hyper_node_for_job)
-            return final, score
+                return statement, scores[candidate]
         return None, 0.0
 
     def _settle_sub_job(

@@ -24,6 +24,7 @@ from functools import cmp_to_key
 from typing import TypeVar
 
 from volcano_py.api.job import JobInfo
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
@@ -89,11 +90,11 @@ def create_job_bundles(job: JobInfo, candidates: Iterable[TaskInfo]) -> list[Bun
     broken: set[str] = set()
     group_surplus: dict[str, int] = {}
     if enforce_sub_jobs:
-        for sub_job in job.sub_jobs.values():
-            if sub_job.is_ready():
-                group_surplus[sub_job.gid] = group_surplus.get(sub_job.gid, 0) + 1
+        for each in job.sub_jobs.values():
+            if each.is_ready():
+                group_surplus[each.gid] = group_surplus.get(each.gid, 0) + 1
             else:
-                broken.add(sub_job.uid)
+                broken.add(each.uid)
         for gid, minimum in job.min_sub_jobs.items():
             group_surplus[gid] = group_surplus.get(gid, 0) - minimum
 
@@ -102,7 +103,7 @@ def create_job_bundles(job: JobInfo, candidates: Iterable[TaskInfo]) -> list[Bun
     for task in tasks:
         role_has_minimum = task.task_role in role_surplus
         role_safe = not role_has_minimum or role_surplus[task.task_role] > 0
-        sub_job = None
+        sub_job: SubJobInfo | None = None
         group_safe = True
         if enforce_sub_jobs:
             sub_job = job.sub_jobs.get(job.task_to_sub_job.get(task.uid, ""))

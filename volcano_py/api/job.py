@@ -565,7 +565,8 @@ class JobInfo:
         return True
 
     def check_task_valid(self) -> bool:
-        if self.min_available < self.task_min_available_total:
+        # No role minimum to check (most jobs): nothing to count.
+        if not self.task_min_available or self.min_available < self.task_min_available_total:
             return True
         counts = self._roles_counted(
             ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING},
@@ -574,12 +575,12 @@ class JobInfo:
         return self._roles_meet_minimum(counts, skip_zero=True)
 
     def check_task_ready(self) -> bool:
-        if self.min_available < self.task_min_available_total:
+        if not self.task_min_available or self.min_available < self.task_min_available_total:
             return True
         return self._roles_meet_minimum(self._allocated_roles(), skip_zero=False)
 
     def check_task_pipelined(self) -> bool:
-        if self.min_available < self.task_min_available_total:
+        if not self.task_min_available or self.min_available < self.task_min_available_total:
             return True
         counts = self._roles_counted(
             ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED},
@@ -590,6 +591,8 @@ class JobInfo:
     def check_task_starving(self) -> bool:
         if self.min_available < self.task_min_available_total:
             return True
+        if not self.task_min_available:
+            return False
         counts = self._roles_counted(
             ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED},
             best_effort_pending=False,
