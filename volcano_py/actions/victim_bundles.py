@@ -24,9 +24,9 @@ from functools import cmp_to_key
 from typing import TypeVar
 
 from volcano_py.api.job import JobInfo
-from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ALLOCATED_STATUSES, PREEMPTABLE_KEY, TaskStatus
 
