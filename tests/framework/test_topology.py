@@ -22,7 +22,7 @@ from tests.hypernode_fixtures import build_hyper_node
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import SchedulerConf, Tier
-from volcano_py.framework.session import Session, open_session
+from volcano_py.framework.session import Session, close_session, open_session
 from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose
 from volcano_py.scheduler.registry import PluginRegistry
 
@@ -460,3 +460,24 @@ def test_first_registered_gradient_fn_decides_else_the_given_hyper_node() -> Non
     # The first one answers, even with nothing: the job then has no HyperNode to try.
     assert ssn.hyper_node_gradient_for_job(None, "root", SearchPurpose.ALLOCATE) == []  # type: ignore[arg-type]
     assert calls == ["first"]
+
+
+def test_the_allocated_hyper_node_is_kept_between_sessions_not_rebuilt() -> None:
+    """Upstream keeps a job's (and each sub-job's) HyperNode on the scheduler cache's job
+    (``updateJobInfo`` for the session's dirty jobs) and only recovers it from the running
+    pods when there is none, e.g. after a restart."""
+    pods = [_running("r0", "s3-n1"), build_pod("c1", "p", "", "Pending", rl("1", "1Gi"), "pg1")]
+    cache = cluster({"mode": "hard", "highestTierAllowed": 2}, pods=pods)
+    first = session_of(cache)
+    assert first.jobs["c1/pg1"].allocated_hyper_node == "s3"  # recovered: nothing was kept
+    close_session(first)
+    kept = cache.jobs["c1/pg1"]
+    assert kept.allocated_hyper_node == "s3"
+    assert kept.default_sub_job().allocated_hyper_node == "s3"
+    # What the cache keeps is what the next session starts from: here a wider record (as a
+    # search that placed the job's tasks across s3 and s4 would leave) is not narrowed back.
+    kept.allocated_hyper_node = "s1"
+    kept.default_sub_job().allocated_hyper_node = "s1"
+    second = session_of(cache)
+    assert second.jobs["c1/pg1"].allocated_hyper_node == "s1"
+    assert "c1/pg1" not in second.dirty_jobs
