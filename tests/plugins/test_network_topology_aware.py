@@ -10,8 +10,8 @@ handler, width growth and the search root, which upstream tests only through all
 Reading the fixtures: upstream gives ``HyperNodesSetByTier``, ``HyperNodes`` (real-node sets) and
 a ``HyperNodesMap`` of objects whose ``HyperNode`` members (and ``ParentOpt``) make the tree; we
 build the HyperNode objects the map describes and go through the cache. ``TestHyperNodeOrderFn``
-scores a sub-job of a sub-group policy holding every task of the job; without sub-group
-policies that is the job's default sub-job. Scores are compared with upstream's tolerance, 0.1.
+scores the sub-job of a sub-group policy holding every task of the job. Scores are compared
+with upstream's tolerance, 0.1.
 """
 
 from __future__ import annotations
@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.builders import build_node, build_pod, build_pod_group, build_queue
+from tests.builders import (
+    build_node,
+    build_pod,
+    build_pod_group,
+    build_queue,
+    build_sub_group_policy,
+)
 from tests.builders import resource_list as rl
 from tests.hypernode_fixtures import build_hyper_node
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
@@ -99,6 +105,14 @@ def topology_pod_group(
         phase,
         network_topology={"mode": mode, "highestTierAllowed": tier},
     )
+
+
+def sub_grouped_pod_group() -> dict[str, Any]:
+    """``util.BuildPodGroupWithSubGroupPolicy(..., "hard", 2, [BuildSubGroupPolicy("task1",
+    ["volcano.sh/task-spec"], "", 0)])``: both pods (task-spec ``worker``) form one sub-job."""
+    group = topology_pod_group("pg1", "ns1", 2, "hard", 2, "Inqueue")
+    group["spec"]["subGroupPolicy"] = [build_sub_group_policy("task1", ["volcano.sh/task-spec"])]
+    return group
 
 
 @dataclass
@@ -1358,7 +1372,7 @@ HYPER_NODE_ORDER = [
     ScoreCase(
         name="score hypernodes for a subjob with default plugin arguments",
         pod_groups=[
-            topology_pod_group("pg1", "ns1", 2, "hard", 2, "Inqueue"),
+            sub_grouped_pod_group(),
         ],
         pods=[
             build_pod(
@@ -1413,7 +1427,7 @@ HYPER_NODE_ORDER = [
     ScoreCase(
         name="score hypernodes for a subjob with customized plugin arguments",
         pod_groups=[
-            topology_pod_group("pg1", "ns1", 2, "hard", 2, "Inqueue"),
+            sub_grouped_pod_group(),
         ],
         pods=[
             build_pod(
@@ -1514,7 +1528,10 @@ def test_hyper_node_order_upstream(case: ScoreCase) -> None:
     ssn, _ = open_case(case)
     (job,) = ssn.jobs.values()
     candidates = {name: ssn.hyper_node_rows(name) for name in ssn.topology.tree.hyper_nodes}
-    scores = ssn.hyper_node_order(ssn.jobs[job.uid].default_sub_job(), candidates)
+    # The sub-job of the policy holding both pods (upstream scores that one).
+    sub_job = job.sub_jobs["ns1/pg1/task1-worker"]
+    assert len(sub_job.tasks) == 2
+    scores = ssn.hyper_node_order(sub_job, candidates)
     assert set(scores) == set(case.expected)
     assert_scores(scores, case.expected)
 
