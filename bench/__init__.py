@@ -18,4 +18,5 @@ MODULES: tuple[str, ...] = (
     "forecast",
     "numa",
     "deviceshare",
+    "topology",
 )

@@ -10,6 +10,7 @@ from volcano_py.testing.objects import (
     build_pod_group,
     build_priority_class,
     build_queue,
+    build_sub_group_policy,
     resource_list,
 )
 
@@ -20,5 +21,6 @@ __all__ = [
     "build_pod_group",
     "build_priority_class",
     "build_queue",
+    "build_sub_group_policy",
     "resource_list",
 ]

@@ -7,9 +7,9 @@ JobPipelined answer yes, Allocatable lets everything through and only room decid
 registers the domain by hand in ``RealNodesList``; here it is a HyperNode object (or the
 virtual root, ``<cluster-top-hypernode>``, which holds every node).
 
-Not transcribed (``NOT_PORTED``, each a skipped test naming it): the worksheet cases that order
-or pick among several sub-jobs of one job (sub-group policies are not supported; a job's only
-sub-job is the job itself).
+The two worksheet cases with several sub-jobs of one job build them from a ``subGroupPolicy``
+whose label values give upstream's ``MatchIndex`` (1 and 2); no plugin orders sub-jobs, so the
+fallback order (match index, then UID) decides, as upstream's bare session.
 """
 
 from __future__ import annotations
@@ -18,9 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pytest
 
-from tests.builders import build_node, build_pod, build_pod_group, build_queue
+from tests.builders import (
+    build_node,
+    build_pod,
+    build_pod_group,
+    build_queue,
+    build_sub_group_policy,
+)
 from tests.builders import resource_list as rl
 from tests.framework.fake_plugins import PluginSpec, cache_of, open_fake_session
 from tests.hypernode_fixtures import build_hyper_node
@@ -34,23 +39,6 @@ from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.node_selection import prioritize_nodes
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Op
-
-NOT_PORTED = {
-    "TestCollectPendingTasksForJobStartup_WorksheetOrder": (
-        "orders the pending tasks of two sub-jobs by MatchIndex; sub-group policies are not "
-        "supported (one sub-job per job)"
-    ),
-    "TestCollectPendingTasksForRunningJob_FirstWorksheetSubJobOnly": (
-        "picks the first of two sub-jobs of a ready job; sub-group policies are not supported "
-        "(one sub-job per job)"
-    ),
-}
-
-
-@pytest.mark.parametrize("upstream", sorted(NOT_PORTED))
-def test_not_ported_upstream(upstream: str) -> None:
-    pytest.skip(f"upstream {upstream}: {NOT_PORTED[upstream]}")
-
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -133,6 +121,44 @@ def test_collect_pending_tasks_empty_worksheet_returns_nil_upstream() -> None:
     target = ssn.jobs["ns/empty-ws"]
     assert pending_tasks_for_gang_eviction(ssn, target) == []
     assert plan_for(ssn, "ns/empty-ws", CLUSTER_TOP_HYPER_NODE) is None
+
+
+def sub_grouped_job(name: str, phase: str = "Inqueue") -> Objects:
+    """Two sub-jobs of one policy: t1 (label idx=1, match index 1) and t2 (idx=2)."""
+    group = build_pod_group(
+        name,
+        "ns",
+        "q1",
+        1,
+        None,
+        phase,
+        sub_group_policy=[build_sub_group_policy("g1", ["idx"])],
+    )
+    late = build_pod("ns", "t2", "", "Pending", rl("1", "1Gi"), name, {"idx": "2"})
+    early = build_pod("ns", "t1", "", "Pending", rl("1", "1Gi"), name, {"idx": "1"})
+    return [("PodGroup", group), ("Pod", late), ("Pod", early)]
+
+
+def test_collect_pending_tasks_for_job_startup_worksheet_order_upstream() -> None:
+    """``TestCollectPendingTasksForJobStartup_WorksheetOrder``: a job not yet ready gets every
+    sub-job's pending tasks, the sub-jobs in worksheet order (match index 1 before 2)."""
+    # minMember 2 with one pod placed nowhere: the job is not ready.
+    objects = sub_grouped_job("startup-pending")
+    objects[0][1]["spec"]["minMember"] = 2
+    ssn = open_plain_session(
+        [node("n1", "2"), *objects],
+        [[PluginSpec("gang-like", ("enableJobReady",), {"job_ready": lambda job: job.is_ready()})]],
+    )
+    target = ssn.jobs["ns/startup-pending"]
+    assert [task.name for task in pending_tasks_for_gang_eviction(ssn, target)] == ["t1", "t2"]
+
+
+def test_collect_pending_tasks_for_running_job_first_worksheet_sub_job_only_upstream() -> None:
+    """``TestCollectPendingTasksForRunningJob_FirstWorksheetSubJobOnly``: a ready job (no
+    plugin says otherwise) grows by its first sub-job only."""
+    ssn = open_plain_session([node("n1", "2"), *sub_grouped_job("running-subjob")])
+    target = ssn.jobs["ns/running-subjob"]
+    assert [task.name for task in pending_tasks_for_gang_eviction(ssn, target)] == ["t1"]
 
 
 def test_collect_pending_tasks_skips_gated_and_best_effort() -> None:

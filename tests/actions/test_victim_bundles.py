@@ -4,11 +4,12 @@ Upstream ``pkg/scheduler/actions/utils/bundle_test.go`` transcribed case by case
 running tasks come from a real cache snapshot (PodGroup + pods through the builders); the
 ordering tests hand-build their bundles, as upstream does.
 
+The sub-job cases build their sub-jobs from a ``subGroupPolicy`` per upstream sub-job group
+(``subGroupSize`` = upstream's sub-job ``MinAvailable``, ``minSubGroups`` = its ``MinSubJobs``),
+the pods labelled with their sub-job.
+
 Not transcribed (listed in ``NOT_PORTED``, each a skipped test naming it):
 
-* the three sub-job cases: sub-group policies are not supported, so a job has no
-  ``MinSubJobs`` and no sub-job other than itself, and the sub-job gate of
-  ``CreateJobBundles`` always passes;
 * ``TestSelectBundles_RespectsAllowWhole``: ``SelectBundles`` is not called anywhere upstream
   and has no counterpart here; the ``allowWholeBundle`` filter it also applies is transcribed
   with the actions (``TestSelectDomainVictims_RespectAllowWholeBundle``).
@@ -21,7 +22,13 @@ from typing import Any
 
 import pytest
 
-from tests.builders import build_node, build_pod, build_pod_group, build_queue
+from tests.builders import (
+    build_node,
+    build_pod,
+    build_pod_group,
+    build_queue,
+    build_sub_group_policy,
+)
 from tests.builders import resource_list as rl
 from volcano_py.actions.victim_bundles import (
     Bundle,
@@ -40,16 +47,6 @@ from volcano_py.api.types import TASK_SPEC_KEY
 from volcano_py.cache.cache import SchedulerCache
 
 NOT_PORTED = {
-    "TestCreateJobBundles_SubJobGroupSlackCapsSafe": (
-        "sub-group policies (MinSubJobs, several sub-jobs per job) are not supported"
-    ),
-    "TestCreateJobBundles_MixedLegacyAndSubJobBothEnforced": (
-        "sub-group policies are not supported; its role-gate half is "
-        "test_create_job_bundles_role_gate_alone_upstream"
-    ),
-    "TestCreateJobBundles_AlreadyBrokenSubJobIsSubjectToFurtherEviction": (
-        "sub-group policies (MinSubJobs, broken sub-jobs) are not supported"
-    ),
     "TestSelectBundles_RespectsAllowWhole": (
         "SelectBundles is dead code upstream (no caller) and is not ported; the allowWholeBundle "
         "filter is covered by TestSelectDomainVictims_RespectAllowWholeBundle"
@@ -95,6 +92,117 @@ def running_job(
         cache.apply_event(kind, "ADDED", obj)
     job = cache.snapshot().jobs["ns/job"]
     return job, [job.tasks[f"ns-{name}"] for name in names]
+
+
+def sub_grouped_job(
+    min_member: int,
+    policies: dict[str, tuple[int, int]],
+    pods: list[tuple[str, str, int, str, str]],
+    min_task_member: dict[str, int] | None = None,
+) -> JobInfo:
+    """``newJobForSubJobBundling`` + ``newSubJob`` + ``addRunningTaskToSubJob``: policy name ->
+    (subGroupSize, minSubGroups); each pod (name, role, priority, policy, sub-job) Running on
+    n1, labelled ``<policy>=<sub-job>``."""
+    cache = SchedulerCache()
+    group = build_pod_group(
+        "job",
+        "ns",
+        "q1",
+        min_member,
+        min_task_member,
+        "Running",
+        sub_group_policy=[
+            build_sub_group_policy(name, [name], sub_group_size=size, min_sub_groups=minimum)
+            for name, (size, minimum) in policies.items()
+        ],
+    )
+    objects: list[tuple[str, dict[str, Any]]] = [
+        ("Node", build_node("n1", rl("16", "16Gi", pods="100"))),
+        ("Queue", build_queue("q1")),
+        ("PodGroup", group),
+    ]
+    for name, role, priority, policy, sub_job in pods:
+        pod = build_pod(
+            "ns",
+            name,
+            "n1",
+            "Running",
+            rl("1", "1Gi"),
+            "job",
+            {policy: sub_job},
+            annotations={TASK_SPEC_KEY: role},
+            priority=priority,
+        )
+        objects.append(("Pod", pod))
+    for kind, obj in objects:
+        cache.apply_event(kind, "ADDED", obj)
+    return cache.snapshot().jobs["ns/job"]
+
+
+def split(job: JobInfo, local: list[str]) -> list[tuple[BundleType, list[str]]]:
+    bundles = create_job_bundles(job, [job.tasks[f"ns-{name}"] for name in local])
+    return [(b.type, sorted(t.name for t in b.tasks)) for b in bundles]
+
+
+def test_create_job_bundles_sub_job_group_slack_caps_safe_upstream() -> None:
+    """``TestCreateJobBundles_SubJobGroupSlackCapsSafe``: three ready sub-jobs, two needed:
+    one may break (the lowest-priority task goes safe), the others keep the job whole."""
+    pods = [
+        (f"t{i}{part}", "worker", 100 + 2 * (i - 1) + (part == "b"), "g", f"sj{i}")
+        for i in (1, 2, 3)
+        for part in ("a", "b")
+    ]
+    job = sub_grouped_job(4, {"g": (2, 2)}, pods)
+    assert split(job, ["t1a", "t2a", "t3a"]) == [
+        (BundleType.SAFE, ["t1a"]),
+        (BundleType.WHOLE, ["t2a", "t3a"]),
+    ]
+
+
+def test_create_job_bundles_mixed_legacy_and_sub_job_both_enforced_upstream() -> None:
+    """``TestCreateJobBundles_MixedLegacyAndSubJobBothEnforced``: the master (no role minimum)
+    goes safe on its group's slack; the worker (role at its minimum) is kept whole."""
+    pods = [
+        ("m1", "master", 0, "m-g", "sj_m1"),
+        ("m2", "master", 10, "m-g", "sj_m2"),
+        ("w1a", "worker", 1, "w-g", "sj_w1"),
+        ("w2a", "worker", 11, "w-g", "sj_w2"),
+        ("w2b", "worker", 12, "w-g", "sj_w2"),
+        ("w3a", "worker", 13, "w-g", "sj_w3"),
+        ("w3b", "worker", 14, "w-g", "sj_w3"),
+    ]
+    job = sub_grouped_job(5, {"m-g": (1, 1), "w-g": (2, 2)}, pods, {"worker": 5})
+    assert split(job, ["m1", "w1a"]) == [
+        (BundleType.SAFE, ["m1"]),
+        (BundleType.WHOLE, ["w1a"]),
+    ]
+
+
+def test_create_job_bundles_already_broken_sub_job_is_subject_to_further_eviction_upstream() -> (
+    None
+):
+    """``TestCreateJobBundles_AlreadyBrokenSubJobIsSubjectToFurtherEviction``: sj1 already
+    misses a pod, so taking its other one costs nothing; the ready sub-jobs are needed."""
+    pods = [
+        ("sj1a", "worker", 1, "g", "sj1"),
+        ("sj2a", "worker", 2, "g", "sj2"),
+        ("sj2b", "worker", 3, "g", "sj2"),
+        ("sj3a", "worker", 4, "g", "sj3"),
+        ("sj3b", "worker", 5, "g", "sj3"),
+    ]
+    job = sub_grouped_job(3, {"g": (2, 2)}, pods)
+    assert split(job, ["sj1a", "sj2a", "sj3a"]) == [
+        (BundleType.SAFE, ["sj1a"]),
+        (BundleType.WHOLE, ["sj2a", "sj3a"]),
+    ]
+
+
+def test_create_job_bundles_job_not_ready_short_circuits_all_safe_with_sub_jobs_upstream() -> None:
+    """``TestCreateJobBundles_JobNotReadyShortCircuitsAllSafe``, with its sub-job: a job
+    below its minimum gives every task safe."""
+    pods = [("a", "worker", 0, "g", "sj1"), ("b", "worker", 1, "g", "sj1")]
+    job = sub_grouped_job(10, {"g": (3, 2)}, pods)
+    assert split(job, ["a", "b"]) == [(BundleType.SAFE, ["a", "b"])]
 
 
 def cpu(cores: float) -> Resource:

@@ -94,6 +94,7 @@ class RecordingSink:
     evictions: list[tuple[str, str]] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
     pod_groups: list[str] = field(default_factory=list)
+    job_infos: list[str] = field(default_factory=list)
     queues: dict[str, dict[str, str]] = field(default_factory=dict)
     conditions: list[tuple[str, Mapping[str, Any], str]] = field(default_factory=list)
     events: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
@@ -114,6 +115,9 @@ class RecordingSink:
 
     def update_pod_group_status(self, job: Any) -> None:
         self.pod_groups.append(job.uid)
+
+    def update_job_info(self, job: Any) -> None:
+        self.job_infos.append(job.uid)
 
     def update_queue_status(self, queue: str, allocated: Resource) -> None:
         self.queues[queue] = allocated.to_list()

@@ -70,6 +70,10 @@ EXPECTED_TABLE: dict[str, tuple[str | tuple[str, ...] | None, Combine]] = {
     "target_job": ("enableTargetJob", Combine.FIRST_ANSWER),
     "reserved_nodes": ("enableReservedNodes", Combine.CALL_ALL),
     "victim_tasks": ("enabledVictim", Combine.UNION_FIRST_TIER),
+    # Spec §2.8: SubJobReadyFn all true, SubJobPipelinedFn votes, SubJobOrderFn first non-zero.
+    "sub_job_ready": ("enabledSubJobReady", Combine.ALL_TRUE),
+    "sub_job_pipelined": ("enabledSubJobPipelined", Combine.VOTE),
+    "sub_job_order": ("enabledSubJobOrder", Combine.FIRST_NONZERO),
     "hyper_node_order": ("enabledHyperNodeOrder", Combine.SUM),
     "hyper_node_gradient_for_job": ("enabledHyperNodeGradient", Combine.FIRST_ANSWER),
     "hyper_node_gradient_for_sub_job": ("enabledHyperNodeGradient", Combine.FIRST_ANSWER),

@@ -4,9 +4,8 @@ topology hook dispatchers (``framework/session.go`` steps 4-6, ``session_plugins
 Transcribed from upstream ``session_test.go``: ``TestSession_adjustNetworkTopologySpec`` (3
 cases), ``TestAdjustNetworkTopologySpec_DoesNotMutatePodGroupSpec``, the job-level cases of
 ``TestConvertSoftToHardTopology`` and ``TestAdjustNetworkTopologySpec_SoftToHardConversion``
-(3 cases). The sub-group-policy halves of those tests are not transcribed: sub-group policies
-are not supported (a job's only sub-job is its default one, which copies the job's spec, and
-the tests check that copy instead).
+(3 cases), and the sub-group-policy cases of ``TestConvertSoftToHardTopology`` (7), each
+sub-group policy's sub-job made by a pod labelled for it.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from tests.hypernode_fixtures import build_hyper_node
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import SchedulerConf, Tier
-from volcano_py.framework.session import Session, open_session
+from volcano_py.framework.session import Session, close_session, open_session
 from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose
 from volcano_py.scheduler.registry import PluginRegistry
 
@@ -98,7 +97,7 @@ def test_adjust_network_topology_spec_upstream(
     ssn = session_of(cluster(topology, hyper_nodes=three_tier_hyper_nodes(tier_names=True)))
     job = ssn.jobs["c1/pg1"]
     assert job.network_topology == expected
-    assert ssn.sub_jobs[job.uid].network_topology == expected
+    assert job.default_sub_job().network_topology == expected
 
 
 def test_adjust_network_topology_spec_does_not_mutate_the_pod_group_upstream() -> None:
@@ -141,12 +140,12 @@ def test_convert_soft_to_hard_topology_upstream(
     job = ssn.jobs["c1/pg1"]
     if topology is None:
         assert job.network_topology is None
-        assert job.uid not in ssn.sub_jobs
+        assert not job.default_sub_job().with_network_topology()
     else:
         assert job.network_topology is not None
         assert job.network_topology.get("mode") == mode
         assert job.network_topology.get("highestTierAllowed") == tier
-        sub_job = ssn.sub_jobs[job.uid]
+        sub_job = job.default_sub_job()
         assert sub_job.hard_topology() == (True, tier)
     assert job.hard_topology()[0] is hard
 
@@ -184,6 +183,128 @@ def test_soft_job_without_hyper_nodes_becomes_hard_with_tier_one() -> None:
     assert ssn.hyper_node_rows(CLUSTER_TOP_HYPER_NODE).tolist() == list(range(len(NODES)))
 
 
+SOFT = {"mode": "soft"}
+
+
+def _policy(name: str, size: int, topology: dict[str, Any] | None) -> dict[str, Any]:
+    policy: dict[str, Any] = {"name": name, "subGroupSize": size, "matchLabelKeys": [name]}
+    if topology is not None:
+        policy["networkTopology"] = topology
+    return policy
+
+
+@pytest.mark.parametrize(
+    ("job_topology", "policies", "job_tier", "sub_tiers", "contains_hard"),
+    [
+        pytest.param(
+            None,
+            [_policy("worker", 4, SOFT)],
+            None,
+            [4],
+            True,
+            id="subGroupPolicy-level soft topology is converted to hard",
+        ),
+        pytest.param(
+            None,
+            [_policy("worker", 4, {"mode": "hard", "highestTierAllowed": 2})],
+            None,
+            [2],
+            True,
+            id="subGroupPolicy-level hard topology is unchanged",
+        ),
+        pytest.param(
+            SOFT,
+            [_policy("worker", 4, SOFT)],
+            4,
+            [4],
+            True,
+            id="mixed: job soft + subGroupPolicy soft both converted",
+        ),
+        pytest.param(
+            {"mode": "hard", "highestTierAllowed": 2},
+            [_policy("worker", 4, SOFT)],
+            2,
+            [2],
+            True,
+            id="mixed: job hard + subGroupPolicy soft (subgroup bounded by job tier)",
+        ),
+        pytest.param(
+            {"mode": "hard", "highestTierAllowed": 3},
+            [_policy("worker", 4, SOFT), _policy("ps", 2, SOFT)],
+            3,
+            [3, 3],
+            True,
+            id="mixed: job hard tier=3 + multiple subGroupPolicies soft (all bounded by job tier)",
+        ),
+        pytest.param(
+            None,
+            [
+                _policy("worker", 4, SOFT),
+                _policy("ps", 2, {"mode": "hard", "highestTierAllowed": 1}),
+            ],
+            None,
+            [4, 1],
+            True,
+            id="multiple subGroupPolicies: some soft some hard",
+        ),
+        pytest.param(
+            None,
+            [_policy("worker", 4, None)],
+            None,
+            [None],
+            False,
+            id="subGroupPolicy with nil NetworkTopology is unchanged",
+        ),
+    ],
+)
+def test_convert_soft_to_hard_topology_sub_groups_upstream(
+    job_topology: dict[str, Any] | None,
+    policies: list[dict[str, Any]],
+    job_tier: int | None,
+    sub_tiers: list[int | None],
+    contains_hard: bool,
+) -> None:
+    """``TestConvertSoftToHardTopology``, the sub-group cases: a soft sub-group becomes hard
+    bounded by its job's tier (the root's, 4, without one)."""
+    cache = SchedulerCache()
+    for name in NODES:
+        cache.apply_event("Node", "ADDED", build_node(name, rl("2", "4Gi", pods="10")))
+    cache.apply_event("Queue", "ADDED", build_queue("q1"))
+    group = build_pod_group(
+        "pg1",
+        "c1",
+        "q1",
+        4,
+        None,
+        "Inqueue",
+        network_topology=job_topology,
+        sub_group_policy=policies,
+    )
+    cache.apply_event("PodGroup", "ADDED", group)
+    for policy in policies:
+        labels = {policy["name"]: "0"}
+        pod = build_pod("c1", policy["name"], "", "Pending", rl("1", "1Gi"), "pg1", labels)
+        cache.apply_event("Pod", "ADDED", pod)
+    for obj in three_tier_hyper_nodes():
+        cache.apply_event("HyperNode", "ADDED", obj)
+    ssn = session_of(cache)
+    job = ssn.jobs["c1/pg1"]
+    if job_tier is None:
+        assert job.network_topology is None
+    else:
+        assert job.hard_topology() == (True, job_tier)
+    for policy, tier in zip(policies, sub_tiers, strict=True):
+        sub_job = job.sub_jobs[f"c1/pg1/{policy['name']}-0"]
+        if tier is None:
+            assert not sub_job.with_network_topology()
+        else:
+            assert sub_job.hard_topology() == (True, tier)
+            assert not sub_job.soft_topology()
+    assert job.contains_hard_topology() is contains_hard
+    # The cache's PodGroup spec is untouched (TestAdjustNetworkTopologySpec_DoesNot...).
+    assert cache.jobs["c1/pg1"].pod_group.raw["spec"]["subGroupPolicy"] == policies
+
+
 # ---------------------------------------------------------------------------- recovery
 
 
@@ -209,7 +330,7 @@ def test_allocated_hyper_node_is_recovered_from_placed_tasks(
     ssn = session_of(cluster({"mode": "hard", "highestTierAllowed": 2}, pods=pods))
     job = ssn.jobs["c1/pg1"]
     assert job.allocated_hyper_node == expected
-    assert ssn.sub_jobs[job.uid].allocated_hyper_node == expected
+    assert job.default_sub_job().allocated_hyper_node == expected
     assert (job.uid in ssn.dirty_jobs) is bool(expected)
 
 
@@ -339,3 +460,24 @@ def test_first_registered_gradient_fn_decides_else_the_given_hyper_node() -> Non
     # The first one answers, even with nothing: the job then has no HyperNode to try.
     assert ssn.hyper_node_gradient_for_job(None, "root", SearchPurpose.ALLOCATE) == []  # type: ignore[arg-type]
     assert calls == ["first"]
+
+
+def test_the_allocated_hyper_node_is_kept_between_sessions_not_rebuilt() -> None:
+    """Upstream keeps a job's (and each sub-job's) HyperNode on the scheduler cache's job
+    (``updateJobInfo`` for the session's dirty jobs) and only recovers it from the running
+    pods when there is none, e.g. after a restart."""
+    pods = [_running("r0", "s3-n1"), build_pod("c1", "p", "", "Pending", rl("1", "1Gi"), "pg1")]
+    cache = cluster({"mode": "hard", "highestTierAllowed": 2}, pods=pods)
+    first = session_of(cache)
+    assert first.jobs["c1/pg1"].allocated_hyper_node == "s3"  # recovered: nothing was kept
+    close_session(first)
+    kept = cache.jobs["c1/pg1"]
+    assert kept.allocated_hyper_node == "s3"
+    assert kept.default_sub_job().allocated_hyper_node == "s3"
+    # What the cache keeps is what the next session starts from: here a wider record (as a
+    # search that placed the job's tasks across s3 and s4 would leave) is not narrowed back.
+    kept.allocated_hyper_node = "s1"
+    kept.default_sub_job().allocated_hyper_node = "s1"
+    second = session_of(cache)
+    assert second.jobs["c1/pg1"].allocated_hyper_node == "s1"
+    assert "c1/pg1" not in second.dirty_jobs

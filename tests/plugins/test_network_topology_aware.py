@@ -10,8 +10,8 @@ handler, width growth and the search root, which upstream tests only through all
 Reading the fixtures: upstream gives ``HyperNodesSetByTier``, ``HyperNodes`` (real-node sets) and
 a ``HyperNodesMap`` of objects whose ``HyperNode`` members (and ``ParentOpt``) make the tree; we
 build the HyperNode objects the map describes and go through the cache. ``TestHyperNodeOrderFn``
-scores a sub-job of a sub-group policy holding every task of the job; without sub-group
-policies that is the job's default sub-job. Scores are compared with upstream's tolerance, 0.1.
+scores the sub-job of a sub-group policy holding every task of the job. Scores are compared
+with upstream's tolerance, 0.1.
 """
 
 from __future__ import annotations
@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.builders import build_node, build_pod, build_pod_group, build_queue
+from tests.builders import (
+    build_node,
+    build_pod,
+    build_pod_group,
+    build_queue,
+    build_sub_group_policy,
+)
 from tests.builders import resource_list as rl
 from tests.hypernode_fixtures import build_hyper_node
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
@@ -99,6 +105,14 @@ def topology_pod_group(
         phase,
         network_topology={"mode": mode, "highestTierAllowed": tier},
     )
+
+
+def sub_grouped_pod_group() -> dict[str, Any]:
+    """``util.BuildPodGroupWithSubGroupPolicy(..., "hard", 2, [BuildSubGroupPolicy("task1",
+    ["volcano.sh/task-spec"], "", 0)])``: both pods (task-spec ``worker``) form one sub-job."""
+    group = topology_pod_group("pg1", "ns1", 2, "hard", 2, "Inqueue")
+    group["spec"]["subGroupPolicy"] = [build_sub_group_policy("task1", ["volcano.sh/task-spec"])]
+    return group
 
 
 @dataclass
@@ -1358,7 +1372,7 @@ HYPER_NODE_ORDER = [
     ScoreCase(
         name="score hypernodes for a subjob with default plugin arguments",
         pod_groups=[
-            topology_pod_group("pg1", "ns1", 2, "hard", 2, "Inqueue"),
+            sub_grouped_pod_group(),
         ],
         pods=[
             build_pod(
@@ -1413,7 +1427,7 @@ HYPER_NODE_ORDER = [
     ScoreCase(
         name="score hypernodes for a subjob with customized plugin arguments",
         pod_groups=[
-            topology_pod_group("pg1", "ns1", 2, "hard", 2, "Inqueue"),
+            sub_grouped_pod_group(),
         ],
         pods=[
             build_pod(
@@ -1514,7 +1528,10 @@ def test_hyper_node_order_upstream(case: ScoreCase) -> None:
     ssn, _ = open_case(case)
     (job,) = ssn.jobs.values()
     candidates = {name: ssn.hyper_node_rows(name) for name in ssn.topology.tree.hyper_nodes}
-    scores = ssn.hyper_node_order(ssn.sub_jobs[job.uid], candidates)
+    # The sub-job of the policy holding both pods (upstream scores that one).
+    sub_job = job.sub_jobs["ns1/pg1/task1-worker"]
+    assert len(sub_job.tasks) == 2
+    scores = ssn.hyper_node_order(sub_job, candidates)
     assert set(scores) == set(case.expected)
     assert_scores(scores, case.expected)
 
@@ -1724,6 +1741,8 @@ def test_hyper_node_gradient_pre_filtering_upstream(
         plugin.future_idle[h] = index.vector(_resource(future_idle[0], future_idle[1] * GIB))[
             : plugin.future_idle.shape[1]
         ]
+        # The plugin reads a HyperNode's idle once a session; this test rewrites it.
+        plugin._fixed_resources.clear()
         gradients = plugin.hyper_node_gradients(
             "hn-2-0",
             tier,
@@ -1756,7 +1775,7 @@ def test_hyper_node_gradient_for_sub_job_without_policy_respects_hard_topology_u
     )
     ssn, _ = open_case(case, flags=("enabledHyperNodeGradient",))
     assert ssn.topology.tree.max_tier == 3
-    sub_job = ssn.sub_jobs["ns1/pg1"]
+    sub_job = ssn.jobs["ns1/pg1"].default_sub_job()
     gradients = ssn.hyper_node_gradient_for_sub_job(
         sub_job, CLUSTER_TOP_HYPER_NODE, SearchPurpose.EVICT
     )
@@ -1801,7 +1820,7 @@ def test_gradients_of_a_partly_running_job_stay_under_its_highest_allowed_ancest
     # (s3 is full).
     assert gradients == [["s3", "s4"], ["s1"]]
     # A search root outside s1 does not intersect it: no gradient, the job waits.
-    sub_job = ssn.sub_jobs[job.uid]
+    sub_job = ssn.jobs[job.uid].default_sub_job()
     assert ssn.hyper_node_gradient_for_sub_job(sub_job, "s2", SearchPurpose.ALLOCATE) == []
     # Inside it, the given HyperNode is the root.
     assert ssn.hyper_node_gradient_for_sub_job(sub_job, "s4", SearchPurpose.ALLOCATE) == [["s4"]]

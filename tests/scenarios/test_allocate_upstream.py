@@ -313,18 +313,19 @@ def test_fare_share_allocate(case: Case) -> None:
 
 
 # TestAllocateWithNetWorkTopologies, TestNodeLevelScoreWithNetWorkTopologies and
-# TestHyperNodeBinpackWithNetWorkTopologies are transcribed in test_allocate_topology_upstream.py.
+# TestHyperNodeBinpackWithNetWorkTopologies are transcribed in test_allocate_topology_upstream.py,
+# TestAllocateWithPartitionPolicyNetworkTopology in test_allocate_partition_upstream.py, the
+# nomination fast-path tests in tests/actions/test_nomination_fast_path.py.
 NOT_PORTED = {
-    "TestAllocateWithPartitionPolicyNetworkTopology": "sub-group policies with network topology",
     "TestAllocateWithPVC": "PVC/volume binding",
     "TestAllocateWithDRA": "DRA (dynamic resource allocation)",
     "TestAllocateWithShard (allocate_shard_test.go)": "scheduler sharding",
-    "TestInvalidateSubJobNomination / TestAllocateFromNomination_* / TestValidateNomination_* / "
-    "TestAllocate_FlatPathHonorsAndClearsNomination": (
-        "the allocate fast path into a HyperNode that gangpreempt/gangreclaim nominated"
+    "TestAllocateFromNomination_AllocateErrorFallsBack": (
+        "a Go-level fault injection (the pod already on the node's task map) the cache cannot hold"
     ),
     "TestWorksheetShallowCopy / TestWorksheetEmpty / TestWorksheetClone": (
-        "white-box tests of the Go worksheet type (sub-job worksheets)"
+        "white-box tests of the Go worksheet type; ours (actions/sub_job_worksheet.py) is "
+        "covered by tests/actions/test_sub_job_worksheet.py"
     ),
 }
 

@@ -6,20 +6,25 @@ nodes, scoring picks the best, and the task is allocated there (or pipelined ont
 future idle). When the gang is ready the statement is committed (binds go out); when it is
 only pipelined it is kept in the session without binding; otherwise it is discarded.
 
-Jobs with a hard network topology (after session open, every job with a ``networkTopology``
-and a tier) are placed by a search over HyperNodes, in ``allocate_topology``; while the
-HyperNodes are broken (a cycle, a HyperNode with two parents) such jobs wait. Not yet here:
-sub-group policies; jobs that ask for them are scheduled as if they did not.
+Jobs with a hard network topology (after session open, every job or sub-job with a
+``networkTopology`` and a tier) or with sub-group policies are placed sub-job by sub-job by a
+search over HyperNodes, in ``allocate_topology``; while the HyperNodes are broken (a cycle, a
+HyperNode with two parents) jobs with a network topology wait. A job placed over all nodes whose
+HyperNode gangpreempt/gangreclaim nominated first tries that nomination
+(``nomination_fast_path``).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from typing import Final
 
 import numpy as np
 
 from volcano_py.actions.allocate_topology import TopologyAllocator
+from volcano_py.actions.nomination_fast_path import allocate_from_nomination
+from volcano_py.actions.sub_job_worksheet import Worksheet, organize
 from volcano_py.actions.task_placement import allocate_tasks
 from volcano_py.api.job import PG_INQUEUE, JobInfo
 from volcano_py.api.queue import QueueInfo
@@ -44,6 +49,7 @@ class Allocate:
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
         tasks_by_job: dict[str, PriorityQueue[TaskInfo]] = {}
+        worksheets: dict[str, Worksheet] = {}
         for job in ssn.jobs.values():
             if job.is_pending():
                 if "enqueue" in ssn.enabled_actions:
@@ -57,16 +63,22 @@ class Allocate:
             queue = ssn.queues.get(job.queue)
             if queue is None:
                 continue
-            if job.network_topology is not None and not ssn.hyper_nodes_ready:
+            if not ssn.hyper_nodes_ready and job.contains_network_topology():
                 continue
-            tasks = self._pending_tasks(job)
-            if tasks.empty():
-                continue
+            if topology.handles(job):
+                organized = organize(ssn, job, self._schedulable)
+                if organized.empty():
+                    continue
+                worksheets[job.uid] = organized
+            else:
+                tasks = self._pending_tasks(job)
+                if tasks.empty():
+                    continue
+                tasks_by_job[job.uid] = tasks
             if queue.name not in jobs_by_queue:
                 jobs_by_queue[queue.name] = PriorityQueue(ssn.job_order_fn)
                 queues.push(queue)
             jobs_by_queue[queue.name].push(job)
-            tasks_by_job[job.uid] = tasks
 
         while not queues.empty():
             queue = queues.pop()
@@ -76,31 +88,58 @@ class Allocate:
             if jobs is None or jobs.empty():
                 continue
             job = jobs.pop()
-            tasks = tasks_by_job[job.uid]
-            if topology.handles(job):
-                if topology.allocate(job, queue, tasks):
+            worksheet = worksheets.get(job.uid)
+            if worksheet is not None:
+                if topology.allocate(job, queue, worksheet):
                     jobs.push(job)
                 queues.push(queue)
                 continue
-            statement = self._allocate_tasks(job, queue, tasks)
+            tasks = tasks_by_job[job.uid]
+            sub_job = job.default_sub_job()
+            statement = None
+            if sub_job.nominated_hyper_node:
+                statement = self._allocate_nominated(job, queue, tasks)
+            if statement is None:
+                statement = self._allocate_tasks(job, queue, tasks)
             # A pipelined-only statement stays in the session uncommitted: a soft reservation.
             if statement is not None and ssn.job_ready(job):
                 statement.commit()
+                if sub_job.nominated_hyper_node:
+                    # The nomination is used up.
+                    sub_job.nominated_hyper_node = ""
+                    ssn.dirty_jobs.add(job.uid)
                 if not tasks.empty():
                     jobs.push(job)
             queues.push(queue)
 
+    @staticmethod
+    def _schedulable(task: TaskInfo) -> bool:
+        """Allocate's Pending tasks: not best-effort ones (backfill's), nor ones held by a
+        scheduling gate other than Volcano's own queue gate."""
+        if task.sch_gated and not task.only_volcano_gated:
+            return False
+        return not task.resreq.is_empty()
+
     def _pending_tasks(self, job: JobInfo) -> PriorityQueue[TaskInfo]:
-        """The job's Pending tasks in task order, minus best-effort ones (backfill's) and
-        ones held by a scheduling gate other than Volcano's own queue gate."""
-        heap: PriorityQueue[TaskInfo] = PriorityQueue(self.ssn.task_order_fn)
-        for task in job.tasks_in(TaskStatus.PENDING).values():
-            if task.sch_gated and not task.only_volcano_gated:
-                continue
-            if task.resreq.is_empty():
-                continue
-            heap.push(task)
-        return heap
+        """The job's Pending tasks allocate places, in task order."""
+        schedulable = self._schedulable
+        return PriorityQueue(
+            self.ssn.task_order_fn,
+            [task for task in job.tasks_in(TaskStatus.PENDING).values() if schedulable(task)],
+        )
+
+    def _allocate_nominated(
+        self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]
+    ) -> Statement | None:
+        """The flat path's nomination fast path: all of the job's tasks onto their nominated
+        nodes, or nothing (``tasks`` left as they were)."""
+        ordered = deque(tasks.pop() for _ in range(len(tasks)))
+        helper = PredicateHelper(self.ssn, self.error_cache)
+        sub_job = job.default_sub_job()
+        statement = allocate_from_nomination(self.ssn, helper, job, queue, sub_job, ordered)
+        for task in ordered:
+            tasks.push(task)
+        return statement
 
     def _allocate_tasks(
         self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]

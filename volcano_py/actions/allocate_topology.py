@@ -1,9 +1,9 @@
-"""allocate for jobs with a hard network topology: ``allocateForJob`` / ``allocateForSubJob``
-(``actions/allocate/allocate.go``, ``recorder.go``).
+"""allocate for jobs with a hard network topology or sub-group policies: ``allocateForJob`` /
+``allocateForSubJob`` (``actions/allocate/allocate.go``, ``recorder.go``).
 
-After session open every job with a network topology is "hard, up to tier T" (soft ones get the
-virtual root's tier, see ``framework/topology.py``). Such a job is placed by a search over
-HyperNodes instead of over all nodes:
+After session open every job (and sub-job) with a network topology is "hard, up to tier T" (soft
+ones get the virtual root's tier, or their job's, see ``framework/topology.py``). Such a job is
+placed by a search over HyperNodes instead of over all nodes:
 
 * the gradient function (network-topology-aware plugin) lists candidate HyperNodes tier by tier,
   lowest first, never above T and, for a partly running job, only below the highest allowed
@@ -17,11 +17,12 @@ HyperNodes instead of over all nodes:
   the old one and the chosen one).
 
 The search runs twice nested, as upstream: per job over job-level gradients, and inside each
-job-level candidate per sub-job over sub-job gradients. Sub-group policies are not supported,
-so a job has one sub-job, the whole job, and the nesting only matters for which HyperNode is
-recorded where. The nomination fast path (placing a sub-job straight into the HyperNode that
-gangpreempt/gangreclaim nominated for it) is not ported: the next allocate searches again, and
-finds the room those actions freed.
+job-level candidate per sub-job (in worksheet order, see ``sub_job_worksheet``) over that
+sub-job's gradients, each sub-job placed whole (its ``subGroupSize``) inside one HyperNode of its
+own allowed tier, until the job is ready (``minAvailable`` and ``minSubGroups``). The score of a
+job-level candidate is the sum of its sub-jobs' HyperNode scores. A sub-job that gangpreempt or
+gangreclaim nominated a HyperNode for is first placed straight onto its tasks' nominated nodes
+(``nomination_fast_path``).
 """
 
 from __future__ import annotations
@@ -30,42 +31,23 @@ import logging
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
+from volcano_py.actions.nomination_fast_path import allocate_from_nomination
+from volcano_py.actions.sub_job_worksheet import Worksheet
 from volcano_py.actions.task_placement import allocate_tasks
 from volcano_py.actions.topology_reasons import no_hyper_node_reason
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
 from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.framework.node_selection import PredicateHelper
-from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Operation, Statement, StatementError
-from volcano_py.framework.topology import SearchPurpose, SubJobInfo
+from volcano_py.framework.topology import SearchPurpose
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class Worksheet:
-    """What is left to place of a job: its sub-jobs still to try, in order, and each one's
-    Pending tasks in task order (upstream ``JobWorksheet``; cloned for every dry run)."""
-
-    sub_jobs: list[SubJobInfo] = field(default_factory=list)
-    tasks: dict[str, deque[TaskInfo]] = field(default_factory=dict)
-
-    def empty(self) -> bool:
-        return not self.sub_jobs
-
-    def clone(self) -> Worksheet:
-        return Worksheet(
-            list(self.sub_jobs), {uid: deque(tasks) for uid, tasks in self.tasks.items()}
-        )
-
-    def take(self, other: Worksheet) -> None:
-        """Continue from a dry run's leftovers (``ShallowCopyFrom``)."""
-        self.sub_jobs = other.sub_jobs
-        self.tasks = other.tasks
 
 
 @dataclass(slots=True)
@@ -90,37 +72,27 @@ class TopologyAllocator:
 
     @staticmethod
     def handles(job: JobInfo) -> bool:
-        """``ContainsHardTopology``: after session open, every job with a network topology
-        and a tier (a hard one without any tier is placed like a job without topology)."""
-        return job.network_topology is not None and job.hard_topology()[0]
+        """``ContainsHardTopology() || ContainsSubJobPolicy()``: after session open, every
+        job (or sub-job) with a network topology and a tier, and every job with sub-group
+        policies."""
+        return job.contains_sub_job_policy() or job.contains_hard_topology()
 
     # ------------------------------------------------------------------ entry point
 
-    def allocate(self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]) -> bool:
-        """Try to place ``job`` (its Pending tasks are ``tasks``); commit when it is ready.
-        Returns whether the job goes back into its queue's heap (tasks are left and it was
-        committed). ``tasks`` keeps whatever is left to place."""
+    def allocate(self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet) -> bool:
+        """Try to place ``job`` from its ``worksheet``; commit when it is ready. Returns
+        whether the job goes back into its queue's heap (it was committed and tasks are left);
+        ``worksheet`` keeps whatever is left to place."""
         ssn = self.ssn
-        sub_job = ssn.sub_jobs.get(job.uid)
-        pending: deque[TaskInfo] = deque()
-        while not tasks.empty():
-            pending.append(tasks.pop())
-        if sub_job is None:  # every job with a network topology got one at session open
-            sub_job = ssn.sub_jobs[job.uid] = SubJobInfo(job.uid, job, job.network_topology)
-        worksheet = Worksheet([sub_job] if pending else [], {sub_job.uid: pending})
         statement = self.allocate_for_job(job, queue, worksheet, CLUSTER_TOP_HYPER_NODE)
-        push_back = False
         # A statement that only pipelines the job stays in the session uncommitted, as on the
         # flat path.
         if statement is not None and ssn.job_ready(job):
             statement.commit()
             ssn.dirty_jobs.add(job.uid)
             self._update_decision_to_job(job)
-            push_back = not worksheet.empty()
-        for left in worksheet.tasks.values():
-            for task in left:
-                tasks.push(task)
-        return push_back
+            return not worksheet.empty()
+        return False
 
     # ------------------------------------------------------------------ job level
 
@@ -131,79 +103,169 @@ class TopologyAllocator:
         if worksheet.empty():
             return None
         self.recorder.sub_job_snapshot[job.uid] = {
-            sub_job.uid: sub_job.allocated_hyper_node for sub_job in worksheet.sub_jobs
+            uid: job.sub_jobs[uid].allocated_hyper_node
+            for uid in worksheet.tasks
+            if uid in job.sub_jobs
         }
         gradients = ssn.hyper_node_gradient_for_job(job, hyper_node, SearchPurpose.ALLOCATE)
         for gradient in gradients:
-            solutions: dict[str, tuple[list[Operation], Worksheet, float]] = {}
-            # The last candidate's dry run stays applied until the best is known: when it is
-            # the best, undoing and replaying it would only restore the same state.
-            kept: tuple[str, list[Statement]] | None = None
-            for position, candidate in enumerate(gradient):
-                # Each candidate starts from clean fit errors and its own copy of the tasks.
-                job.reset_fit_errors()
-                trial = worksheet.clone()
-                statements: list[Statement] = []
-                score = 0.0
-                while trial.sub_jobs:
-                    sub_job = trial.sub_jobs.pop(0)
-                    statement, sub_score = self.allocate_for_sub_job(
-                        job, queue, sub_job, trial.tasks[sub_job.uid], candidate
-                    )
-                    if statement is None or not statement.operations:
-                        continue
-                    statements.append(statement)
-                    score += sub_score
-                    if trial.tasks[sub_job.uid]:
-                        trial.sub_jobs.append(sub_job)
-                    if ssn.job_ready(job):
-                        break
-                self._recover_sub_jobs(job)
-                if not any(statement.operations for statement in statements):
-                    continue
-                solved = ssn.job_ready(job) or ssn.job_pipelined(job)
-                last = position == len(gradient) - 1
-                if solved:
-                    # The last candidate is never replayed (kept, or dropped for another).
-                    saved = [] if last else _save(statements)
-                    solutions[candidate] = (saved, trial, score)
-                if solved and last:
-                    kept = (candidate, statements)
-                else:
-                    _discard(statements)
-            if not solutions:
+            chosen = self._score_first_job_search(job, queue, worksheet, gradient)
+            if chosen is None:
+                chosen = self._full_job_search(job, queue, worksheet, gradient)
+            if chosen is False:
                 continue
-            # Scores were taken during the dry runs: choosing needs no session state.
-            best = self._pick({name: solution[2] for name, solution in solutions.items()})
-            if kept is not None and kept[0] == best:
-                final = ssn.statement()
-                final.merge(*kept[1])
-            else:
-                if kept is not None:
-                    _discard(kept[1])
-                replayed = self._replay(solutions[best][0])
-                if replayed is None:
-                    return None
-                final = replayed
-            worksheet.take(solutions[best][1])
+            if chosen is None:
+                return None
+            best, final, left = chosen
+            worksheet.take(left)
             self.recorder.job_decisions[job.uid] = best
             log.debug("job %s allocated to HyperNode %s", job.uid, best)
             return final
-        if not job.nodes_fit_errors and not job.job_fit_errors:
-            # The resource pre-filter left no candidate, so no dry run ran to say why. Upstream
-            # then says nothing and the job waits without a reason a person can read.
-            job.job_fit_errors = no_hyper_node_reason(ssn, job)
+        if not job.job_fit_errors and (not job.nodes_fit_errors or job.contains_sub_job_policy()):
+            # Upstream says nothing more than the last dry run's fit errors (none at all when
+            # the resource pre-filter left no candidate); say what blocks the job and what would
+            # let it run.
+            reason = no_hyper_node_reason(ssn, job, worksheet)
+            if reason:
+                job.job_fit_errors = reason
         return None
+
+    def _trial_in(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, candidate: str
+    ) -> tuple[list[Statement], Worksheet, float, bool]:
+        """One job-level dry run in ``candidate``: sub-job by sub-job until the job is ready.
+        Returns the statements (still applied), what is left, the summed sub-job scores, and
+        whether the job is then ready or pipelined."""
+        ssn = self.ssn
+        # Each candidate starts from clean fit errors and its own copy of the tasks.
+        job.reset_fit_errors()
+        trial = worksheet.clone()
+        statements: list[Statement] = []
+        score = 0.0
+        while not trial.sub_jobs.empty():
+            sub_job = trial.sub_jobs.pop()
+            statement, sub_score = self.allocate_for_sub_job(
+                job, queue, sub_job, trial.tasks[sub_job.uid], candidate
+            )
+            if statement is None or not statement.operations:
+                continue
+            statements.append(statement)
+            score += sub_score
+            if trial.tasks[sub_job.uid]:
+                trial.sub_jobs.push(sub_job)
+            if ssn.job_ready(job):
+                break
+        self._recover_sub_jobs(job)
+        solved = any(statement.operations for statement in statements) and (
+            ssn.job_ready(job) or ssn.job_pipelined(job)
+        )
+        return statements, trial, score, solved
+
+    def _score_first_job_search(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, gradient: list[str]
+    ) -> tuple[str, Statement, Worksheet] | Literal[False] | None:
+        """The job-level search when its outcome can be known before any dry run: one
+        sub-job to place, and in every candidate that sub-job's own search is the candidate
+        alone. A candidate's score is then the sub-job's HyperNode score there in the current
+        state, so the candidates are tried best score first (equals in random order, as
+        upstream's map order) and the first that takes the job is upstream's choice: no need to
+        dry-run the others. None: not applicable (or the prediction missed), do the full
+        search; False: no candidate takes the job."""
+        ssn = self.ssn
+        if len(worksheet.tasks) != 1 or len(gradient) < 2:
+            return None
+        (uid,) = worksheet.tasks
+        sub_job = job.sub_jobs.get(uid)
+        if sub_job is None or sub_job.nominated_hyper_node:
+            return None
+        # The sub-job's own search inside a candidate is the candidate alone when the candidate
+        # has no HyperNode below it (asked of the hook once; for the others the tree says it,
+        # without a gradient per candidate). A candidate the sub-job does not fit gets no
+        # gradient at all: its dry run below fails, as upstream's would.
+        tree = ssn.topology.tree
+        if any(tree.hyper_nodes[name].children for name in gradient if name in tree.hyper_nodes):
+            return None
+        first = gradient[0]
+        inner = ssn.hyper_node_gradient_for_sub_job(sub_job, first, SearchPurpose.ALLOCATE)
+        if inner not in ([[first]], []):
+            return None
+        predicted = ssn.hyper_node_order(
+            sub_job, {name: ssn.hyper_node_rows(name) for name in gradient}
+        )
+        for candidate in self._best_first(predicted):
+            statements, left, score, solved = self._trial_in(job, queue, worksheet, candidate)
+            if not solved:
+                _discard(statements)
+                continue
+            if score != predicted[candidate]:
+                # The sub-job was placed in more than one step: not the case this path knows.
+                _discard(statements)
+                return None
+            final = ssn.statement()
+            final.merge(*statements)
+            return candidate, final, left
+        return False
+
+    def _full_job_search(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, gradient: list[str]
+    ) -> tuple[str, Statement, Worksheet] | Literal[False] | None:
+        """Upstream's search: a dry run in every candidate, then the best summed score.
+        False: no candidate takes the job; None: replaying the best failed."""
+        ssn = self.ssn
+        solutions: dict[str, tuple[list[Operation], Worksheet, float]] = {}
+        # The last candidate's dry run stays applied until the best is known: when it is the
+        # best, undoing and replaying it would only restore the same state.
+        kept: tuple[str, list[Statement]] | None = None
+        for position, candidate in enumerate(gradient):
+            statements, trial, score, solved = self._trial_in(job, queue, worksheet, candidate)
+            last = position == len(gradient) - 1
+            if solved:
+                # The last candidate is never replayed (kept, or dropped for another).
+                saved = [] if last else _save(statements)
+                solutions[candidate] = (saved, trial, score)
+            if solved and last:
+                kept = (candidate, statements)
+            else:
+                _discard(statements)
+        if not solutions:
+            return False
+        # Scores were taken during the dry runs: choosing needs no session state.
+        best = self._pick({name: solution[2] for name, solution in solutions.items()})
+        if kept is not None and kept[0] == best:
+            final = ssn.statement()
+            final.merge(*kept[1])
+        else:
+            if kept is not None:
+                _discard(kept[1])
+            replayed = self._replay(solutions[best][0])
+            if replayed is None:
+                return None
+            final = replayed
+        return best, final, solutions[best][1]
+
+    def _best_first(self, scores: dict[str, float]) -> list[str]:
+        """Candidates by score, highest first; equals in random order (the session's seeded
+        generator), so the first that works is a uniform pick among the best that work."""
+        ranked: dict[float, list[str]] = {}
+        for name, score in scores.items():
+            ranked.setdefault(score, []).append(name)
+        ordered: list[str] = []
+        for score in sorted(ranked, reverse=True):
+            group = ranked[score]
+            self.ssn.rng.shuffle(group)
+            ordered.extend(group)
+        return ordered
 
     def _recover_sub_jobs(self, job: JobInfo) -> None:
         """Put every sub-job's HyperNode back as it was before the dry run."""
         for uid, allocated in self.recorder.sub_job_snapshot.get(job.uid, {}).items():
-            sub_job = self.ssn.sub_jobs.get(uid)
+            sub_job = job.sub_jobs.get(uid)
             if sub_job is not None:
                 sub_job.allocated_hyper_node = allocated
 
     def _update_decision_to_job(self, job: JobInfo) -> None:
-        """On commit: the job and its sub-jobs now occupy (the LCA with) what was chosen."""
+        """On commit: the job and its sub-jobs now occupy (the LCA with) what was chosen, and
+        the nominations of the placed sub-jobs are used up."""
         chosen = self.recorder.job_decisions.get(job.uid)
         if not chosen:
             return
@@ -211,11 +273,12 @@ class TopologyAllocator:
         job.allocated_hyper_node = topology.lca(job.allocated_hyper_node, chosen)
         decided = self.recorder.sub_job_decisions.get(job.uid, {}).get(chosen, {})
         for uid, hyper_node in decided.items():
-            sub_job = self.ssn.sub_jobs.get(uid)
+            sub_job = job.sub_jobs.get(uid)
             if sub_job is not None:
                 sub_job.allocated_hyper_node = topology.lca(
                     sub_job.allocated_hyper_node, hyper_node
                 )
+                sub_job.nominated_hyper_node = ""
 
     # ------------------------------------------------------------------ sub-job level
 
@@ -230,40 +293,35 @@ class TopologyAllocator:
         ssn = self.ssn
         if not tasks:
             return None, 0.0
+        if sub_job.nominated_hyper_node:
+            helper = PredicateHelper(ssn, self.error_cache)
+            pinned = sub_job.nominated_hyper_node
+            nominated = allocate_from_nomination(ssn, helper, job, queue, sub_job, tasks)
+            if nominated is not None:
+                decisions = self.recorder.sub_job_decisions.setdefault(job.uid, {})
+                decisions.setdefault(hyper_node_for_job, {})[sub_job.uid] = (
+                    sub_job.allocated_hyper_node or pinned
+                )
+                return nominated, 0.0
         gradients = ssn.hyper_node_gradient_for_sub_job(
             sub_job, hyper_node_for_job, SearchPurpose.ALLOCATE
         )
         for gradient in gradients:
-            if len(gradient) == 1:
-                # A lone candidate is the best if it works at all. Its score is taken before
-                # the dry run, in the state upstream scores it in (after the dry run's
-                # discard), and the dry run is kept rather than undone and replayed.
-                (candidate,) = gradient
-                _, score = self._best_for_sub_job(sub_job, [candidate])
-                job.nodes_fit_errors = {}
+            # Upstream dry-runs every candidate, then scores those that worked in the state
+            # before any of them (each dry run is undone): scoring first and trying the best
+            # first, the first that works is that same choice, found without the other dry
+            # runs; it stays applied instead of being undone and replayed.
+            scores = ssn.hyper_node_order(
+                sub_job, {name: ssn.hyper_node_rows(name) for name in gradient}
+            )
+            for candidate in self._best_first(scores):
+                job.reset_sub_job_fit_errors(sub_job.uid)
                 trial = deque(tasks)
                 statement = self.allocate_tasks(job, queue, sub_job, trial, candidate)
                 if statement is None or not statement.operations:
                     continue
                 self._settle_sub_job(job, sub_job, tasks, trial, candidate, hyper_node_for_job)
-                return statement, score
-            solutions: dict[str, tuple[list[Operation], deque[TaskInfo]]] = {}
-            for candidate in gradient:
-                # The only sub-job is the whole job: its tasks' fit errors are all of them.
-                job.nodes_fit_errors = {}
-                trial = deque(tasks)
-                statement = self.allocate_tasks(job, queue, sub_job, trial, candidate)
-                if statement is not None and statement.operations:
-                    solutions[candidate] = (statement.save_operations(), trial)
-                    statement.discard()
-            if not solutions:
-                continue
-            best, score = self._best_for_sub_job(sub_job, list(solutions))
-            final = self._replay(solutions[best][0])
-            if final is None:
-                return None, 0.0
-            self._settle_sub_job(job, sub_job, tasks, solutions[best][1], best, hyper_node_for_job)
-            return final, score
+                return statement, scores[candidate]
         return None, 0.0
 
     def _settle_sub_job(

@@ -58,6 +58,20 @@ ALLOW_WHOLE_BUNDLE_KEY = "allowWholeBundle"
 DEFAULT_MAX_DOMAINS = 8
 
 
+def apply_nominations(ssn: Session, job: JobInfo, nominations: dict[str, str]) -> None:
+    """``ApplySubJobNominations``: each placed sub-job remembers the HyperNode its tasks were
+    pipelined into; allocate tries it first (``nomination_fast_path``). Kept on the cache's
+    job past this session (upstream keeps it on the session's job only, where no later
+    allocate sees it once the tasks are Pending again)."""
+    for uid, hyper_node in nominations.items():
+        sub_job = job.sub_jobs.get(uid)
+        if sub_job is None and uid == job.uid:
+            sub_job = job.default_sub_job()
+        if sub_job is not None and hyper_node:
+            sub_job.nominated_hyper_node = hyper_node
+            ssn.dirty_jobs.add(job.uid)
+
+
 class GangEviction(ABC):
     name: ClassVar[str]
     kind: ClassVar[EvictionKind]
@@ -66,6 +80,8 @@ class GangEviction(ABC):
         self.max_domains = DEFAULT_MAX_DOMAINS
         self.allow_whole_bundle = True
         self.error_cache = True
+        # Sub-job uid -> HyperNode of the plan last applied (``evict_for_job``).
+        self.nominations: dict[str, str] = {}
 
     # ------------------------------------------------------------------ what differs
 
@@ -130,12 +146,14 @@ class GangEviction(ABC):
             while jobs is not None and not jobs.empty():
                 job = jobs.pop()
                 statement = ssn.statement()
+                self.nominations = {}
                 self.evict_for_job(ssn, statement, queue, job)
                 if ssn.job_pipelined(job):
                     evicted = any(op.op is Op.EVICT for op in statement.operations)
                     changed = {operation.task.job for operation in statement.operations}
                     statement.commit()
                     self.jobs_changed(ssn, changed)
+                    apply_nominations(ssn, job, self.nominations)
                     if evicted:
                         metrics.eviction_committed(self.name)
                 else:
@@ -203,11 +221,12 @@ class GangEviction(ABC):
             replay.discard()
             return False
         statement.merge(replay)
+        self.nominations = dict(plan.hyper_nodes)
         log.debug(
             "%s: job %s placed in %s after evicting %d task(s)",
             self.name,
             job.uid,
-            plan.hyper_nodes.get(job.uid, domain),
+            plan.hyper_nodes,
             len(victims),
         )
         return True

@@ -6,8 +6,10 @@ Every step happens in statements that are undone at the end: the evictions, then
 placement trial per sub-job. On success the caller gets the saved operations (the *plan*) and
 replays them into the job's own statement, so a failed domain or victim set leaves no trace.
 
-Sub-group policies are not supported: a job has one sub-job, the whole job, so the per-sub-job
-worksheet of upstream reduces to the job's pending tasks in task order.
+The job's sub-jobs are tried in allocate's worksheet order (``sub_job_worksheet``), each inside
+one HyperNode of its own gradient (for a job with a hard topology) or the domain itself, each
+trial kept applied so the next sees it, until the job is pipelined (or, for a job already ready,
+after one sub-job). The HyperNode each sub-job took is returned for allocate to honour.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from volcano_py.actions.sub_job_worksheet import organize
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import TaskStatus
 from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
-from volcano_py.framework.priority_queue import PriorityQueue
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Operation, Statement, StatementError
 from volcano_py.framework.topology import SearchPurpose
@@ -32,24 +34,34 @@ from volcano_py.framework.topology import SearchPurpose
 log = logging.getLogger(__name__)
 
 
+def _gang_evictable(task: TaskInfo) -> bool:
+    return not task.sch_gated and not task.resreq.is_empty()
+
+
 def pending_tasks_for_gang_eviction(ssn: Session, job: JobInfo) -> list[TaskInfo]:
-    """What the allocator would place next, in task order: the Pending tasks that are not
-    scheduling-gated and ask for something (a best-effort task needs no room)."""
-    pending = PriorityQueue(
-        ssn.task_order_fn,
-        [
-            task
-            for task in job.tasks_in(TaskStatus.PENDING).values()
-            if not task.sch_gated and not task.resreq.is_empty()
-        ],
-    )
-    return [pending.pop() for _ in range(len(pending))]
+    """``CollectPendingTasksForGangEviction``: what the allocator would place next, in
+    worksheet order (sub-job by sub-job, each in task order), Pending tasks that are not
+    scheduling-gated and ask for something; for a job already ready only the first sub-job's
+    (it grows one sub-group at a time)."""
+    worksheet = organize(ssn, job, _gang_evictable)
+    order = worksheet.sub_jobs.clone()
+    tasks: list[TaskInfo] = []
+    ready = ssn.job_ready(job)
+    while not order.empty():
+        sub_job = order.pop()
+        mine = worksheet.tasks.get(sub_job.uid)
+        if not mine:
+            continue
+        if ready:
+            return list(mine)
+        tasks.extend(mine)
+    return tasks
 
 
 @dataclass(frozen=True, slots=True)
 class NominationPlan:
     operations: list[Operation]
-    # The HyperNode each sub-job was placed in (upstream nominates it for the next allocate).
+    # Sub-job uid -> the HyperNode it was placed in (nominated for the next allocate).
     hyper_nodes: dict[str, str]
 
 
@@ -62,28 +74,44 @@ def build_nomination_plan(
     reason: str,
     error_cache: bool,
 ) -> NominationPlan | None:
-    """Evict ``victims``, then place ``job``'s pending tasks in ``domain`` (for a job with a
-    hard topology: in the first HyperNode of the domain's sub-job gradient that takes them
-    all); the plan if the job ends up pipelined, else None. The session is left as found."""
-    tasks = pending_tasks_for_gang_eviction(ssn, job)
-    if not tasks or len(ssn.hyper_node_rows(domain)) == 0:
+    """``BuildNominationPlanInDomain``: evict ``victims``, then place ``job``'s pending
+    sub-jobs in ``domain``; the plan if the job ends up pipelined, else None. The session is
+    left as found."""
+    if len(ssn.hyper_node_rows(domain)) == 0:
         return None
+    worksheet = organize(ssn, job, _gang_evictable)
+    if worksheet.empty():
+        return None
+    was_ready = ssn.job_ready(job)
     chain: list[Statement] = []
+    hyper_nodes: dict[str, str] = {}
+    pipelined = False
     try:
         if victims:
             evictions = ssn.statement()
             for victim in victims:
                 evictions.evict(victim, reason)
             chain.append(evictions)
-        placed = _place_sub_job(ssn, queue, job, domain, tasks, bool(victims), error_cache)
-        if placed is None:
-            return None
-        trial, hyper_node = placed
-        chain.append(trial)
-        if not ssn.job_pipelined(job):
+        while not worksheet.empty():
+            sub_job = worksheet.sub_jobs.pop()
+            tasks = list(worksheet.tasks.get(sub_job.uid, ()))
+            if not tasks:
+                continue
+            placed = _place_sub_job(
+                ssn, queue, job, sub_job, domain, tasks, bool(victims), error_cache
+            )
+            if placed is None:
+                return None
+            trial, hyper_node = placed
+            chain.append(trial)
+            hyper_nodes[sub_job.uid] = hyper_node
+            pipelined = ssn.job_pipelined(job)
+            if was_ready or pipelined:
+                break
+        if not pipelined:
             return None
         operations = [op for statement in chain for op in statement.save_operations()]
-        return NominationPlan(operations, {job.uid: hyper_node})
+        return NominationPlan(operations, hyper_nodes)
     finally:
         for statement in reversed(chain):
             statement.discard()
@@ -93,21 +121,23 @@ def _place_sub_job(
     ssn: Session,
     queue: QueueInfo,
     job: JobInfo,
+    sub_job: SubJobInfo,
     domain: str,
     tasks: list[TaskInfo],
     victims_present: bool,
     error_cache: bool,
 ) -> tuple[Statement, str] | None:
-    sub_job = ssn.sub_jobs.get(job.uid)
-    if sub_job is not None and job.network_topology is not None and job.hard_topology()[0]:
+    if job.contains_hard_topology():
         gradients = ssn.hyper_node_gradient_for_sub_job(sub_job, domain, SearchPurpose.EVICT)
         for gradient in gradients:
             for hyper_node in gradient:
-                trial = _trial(ssn, queue, job, hyper_node, tasks, victims_present, error_cache)
+                trial = _trial(
+                    ssn, queue, job, sub_job, hyper_node, tasks, victims_present, error_cache
+                )
                 if trial is not None:
                     return trial, hyper_node
         return None
-    trial = _trial(ssn, queue, job, domain, tasks, victims_present, error_cache)
+    trial = _trial(ssn, queue, job, sub_job, domain, tasks, victims_present, error_cache)
     return None if trial is None else (trial, domain)
 
 
@@ -115,13 +145,14 @@ def _trial(
     ssn: Session,
     queue: QueueInfo,
     job: JobInfo,
+    sub_job: SubJobInfo,
     hyper_node: str,
     tasks: list[TaskInfo],
     victims_present: bool,
     error_cache: bool,
 ) -> Statement | None:
     """Pipeline every task on the best node of ``hyper_node`` that fits it once the victims
-    are gone; None (and nothing left applied) if any task finds none or the job is then
+    are gone; None (and nothing left applied) if any task finds none or the sub-job is then
     neither ready nor pipelined."""
     rows = ssn.hyper_node_rows(hyper_node)
     if len(rows) == 0:
@@ -139,7 +170,9 @@ def _trial(
             log.error("gang eviction dry run: %s", error)
             trial.discard()
             return None
-    if not trial.operations or not (ssn.job_ready(job) or ssn.job_pipelined(job)):
+    if not trial.operations or not (
+        ssn.sub_job_ready(job, sub_job) or ssn.sub_job_pipelined(job, sub_job)
+    ):
         trial.discard()
         return None
     return trial

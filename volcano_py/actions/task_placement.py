@@ -18,12 +18,12 @@ from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import FitError, FitErrors
 from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Statement, StatementError
-from volcano_py.framework.topology import SubJobInfo
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,9 @@ def allocate_tasks(
     hyper_node: str = CLUSTER_TOP_HYPER_NODE,
     sub_job: SubJobInfo | None = None,
 ) -> Statement | None:
-    """Place ``tasks`` on the nodes at ``rows`` in one statement, stopping once the gang is
-    ready; the statement is returned when the job is ready or pipelined, else discarded.
+    """Place ``tasks`` on the nodes at ``rows`` in one statement, stopping once the gang (the
+    sub-job's, when given) is ready; the statement is returned when it is ready or pipelined,
+    else discarded.
 
     ``tasks`` is consumed lazily: what the loop did not reach stays with the caller.
     ``hyper_node`` and ``sub_job`` are given by the HyperNode search only.
@@ -47,12 +48,22 @@ def allocate_tasks(
     statement = ssn.statement()
     allocated = sub_job.allocated_hyper_node if sub_job is not None else ""
     with_topology = sub_job is not None and sub_job.with_network_topology()
+    owner = sub_job.uid if sub_job is not None else None
+
+    def ready() -> bool:
+        return ssn.job_ready(job) if sub_job is None else ssn.sub_job_ready(job, sub_job)
+
+    def pipelined() -> bool:
+        if sub_job is None:
+            return ssn.job_pipelined(job)
+        return ssn.sub_job_pipelined(job, sub_job)
+
     for task in tasks:
         if not ssn.allocatable(queue, task):
             continue
         if task.sch_gated:
             continue
-        if job.task_has_fit_errors(task):
+        if job.task_has_fit_errors(task, owner):
             job.nodes_fit_errors[task.uid] = FitErrors(
                 error=f"Task {task.name} with role spec {task.task_role} has already"
                 " predicated failed, skip"
@@ -65,7 +76,7 @@ def allocate_tasks(
             for row in rows.tolist():
                 errors.set_node_error(node_list[row].name, FitError("", [status]))
             job.nodes_fit_errors[task.uid] = errors
-            if job.need_continue_allocating():
+            if job.need_continue_allocating(owner):
                 continue
             break
 
@@ -79,7 +90,7 @@ def allocate_tasks(
             elif hyper_node != CLUSTER_TOP_HYPER_NODE:
                 fit_errors.hyper_node = hyper_node
             job.nodes_fit_errors[task.uid] = fit_errors
-            if job.need_continue_allocating():
+            if job.need_continue_allocating(owner):
                 continue
             break
 
@@ -88,14 +99,18 @@ def allocate_tasks(
         best = prioritize_nodes(ssn, task, candidates)
         if best is None:
             continue
-        if _place(statement, task, best):
+        if place_task(statement, task, best):
             record_job_scheduled(ssn, job)
             if with_topology:
                 allocated = _spanned(ssn, best.name, allocated)
-        if ssn.job_ready(job):
+        if ready():
             break
 
-    if ssn.job_ready(job) or ssn.job_pipelined(job):
+    if ready():
+        if sub_job is not None and sub_job.soft_topology():
+            sub_job.allocated_hyper_node = allocated
+        return statement
+    if pipelined():
         return statement
     statement.discard()
     return None
@@ -117,7 +132,7 @@ def _nominated_candidates(task: TaskInfo, helper: PredicateHelper, rows: IntArra
     return found
 
 
-def _place(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
+def place_task(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
     """Allocate onto the node's idle, else pipeline onto its future idle."""
     try:
         if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):

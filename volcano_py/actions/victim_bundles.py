@@ -26,6 +26,7 @@ from typing import TypeVar
 from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ALLOCATED_STATUSES, PREEMPTABLE_KEY, TaskStatus
 
@@ -63,9 +64,10 @@ def create_job_bundles(job: JobInfo, candidates: Iterable[TaskInfo]) -> list[Bun
     """Split one victim job's candidate tasks into at most a safe and a whole bundle.
 
     Candidates are considered lowest priority first (then by UID, for a stable answer); each
-    is safe while the job keeps a surplus over ``minAvailable`` and its role a surplus over
-    its role minimum. Sub-group minimums are not modelled (sub-group policies are not
-    supported), so the sub-group check of upstream always passes.
+    is safe while the job keeps a surplus over ``minAvailable``, its role a surplus over
+    its role minimum, and its sub-group policy enough ready sub-groups (``minSubGroups``): a
+    sub-job already missing a pod costs nothing more; the first pod taken from a ready one
+    costs its policy one ready sub-group.
     """
     tasks = sorted(candidates, key=lambda task: (task.priority, task.uid))
     if not tasks:
@@ -83,16 +85,40 @@ def create_job_bundles(job: JobInfo, candidates: Iterable[TaskInfo]) -> list[Bun
             role: ready.get(role, 0) - low for role, low in job.task_min_available.items()
         }
 
+    # Per sub-group policy: ready sub-jobs beyond minSubGroups; sub-jobs already broken.
+    enforce_sub_jobs = bool(job.min_sub_jobs)
+    broken: set[str] = set()
+    group_surplus: dict[str, int] = {}
+    if enforce_sub_jobs:
+        for each in job.sub_jobs.values():
+            if each.is_ready():
+                group_surplus[each.gid] = group_surplus.get(each.gid, 0) + 1
+            else:
+                broken.add(each.uid)
+        for gid, minimum in job.min_sub_jobs.items():
+            group_surplus[gid] = group_surplus.get(gid, 0) - minimum
+
     safe: list[TaskInfo] = []
     whole: list[TaskInfo] = []
     for task in tasks:
         role_has_minimum = task.task_role in role_surplus
         role_safe = not role_has_minimum or role_surplus[task.task_role] > 0
-        if job_surplus > 0 and role_safe:
+        sub_job: SubJobInfo | None = None
+        group_safe = True
+        if enforce_sub_jobs:
+            sub_job = job.sub_jobs.get(job.task_to_sub_job.get(task.uid, ""))
+            # A task filed under no sub-job is a bookkeeping bug: keep its job whole.
+            group_safe = sub_job is not None and (
+                sub_job.uid in broken or group_surplus.get(sub_job.gid, 0) > 0
+            )
+        if job_surplus > 0 and role_safe and group_safe:
             safe.append(task)
             job_surplus -= 1
             if role_has_minimum:
                 role_surplus[task.task_role] -= 1
+            if sub_job is not None and sub_job.uid not in broken:
+                broken.add(sub_job.uid)
+                group_surplus[sub_job.gid] = group_surplus.get(sub_job.gid, 0) - 1
         else:
             whole.append(task)
 

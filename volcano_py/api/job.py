@@ -12,6 +12,13 @@ from typing import Any
 
 from volcano_py.api.go_duration import DurationError, parse_go_duration_seconds
 from volcano_py.api.resource import Resource, exceeded_part
+from volcano_py.api.sub_job import (
+    SubGroupPolicy,
+    SubJobInfo,
+    parse_sub_group_policies,
+    sub_job_gid,
+    sub_job_id,
+)
 from volcano_py.api.task import JobID, TaskID, TaskInfo, parse_go_bool
 from volcano_py.api.types import (
     ALLOCATED_STATUSES,
@@ -69,6 +76,7 @@ class PodGroupInfo:
     succeeded: int = 0
     failed: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict)
+    sub_group_policies: tuple[SubGroupPolicy, ...] = ()
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any], default_queue: str = "default") -> PodGroupInfo:
@@ -94,6 +102,7 @@ class PodGroupInfo:
             succeeded=int(status.get("succeeded") or 0),
             failed=int(status.get("failed") or 0),
             raw=obj,
+            sub_group_policies=parse_sub_group_policies(spec.get("subGroupPolicy")),
         )
 
     def clone(self) -> PodGroupInfo:
@@ -116,6 +125,7 @@ class PodGroupInfo:
             self.succeeded,
             self.failed,
             self.raw,
+            self.sub_group_policies,
         )
         return copy
 
@@ -160,6 +170,14 @@ class JobInfo:
     # tasks per role.
     role_counts: Counter[tuple[str, TaskStatus]] = field(default_factory=Counter)
     best_effort_pending: Counter[str] = field(default_factory=Counter)
+    # Sub-jobs (``subGroupPolicy``). A job without policies has one, its default sub-job,
+    # which shares the job's own task containers (nothing to keep in step); with policies
+    # every task is filed under exactly one sub-job (the default one if no policy takes it).
+    sub_group_policies: tuple[SubGroupPolicy, ...] = ()
+    sub_jobs: dict[str, SubJobInfo] = field(default_factory=dict)
+    task_to_sub_job: dict[TaskID, str] = field(default_factory=dict)
+    # policy group id -> minSubGroups
+    min_sub_jobs: dict[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
 
@@ -183,9 +201,178 @@ class JobInfo:
         self.task_min_available_total = sum(pod_group.min_task_member.values())
         self.pod_group = pod_group
         self.network_topology = pod_group.network_topology
+        if pod_group.sub_group_policies != self.sub_group_policies:
+            self._set_policies(pod_group.sub_group_policies)
+        elif not self.sub_group_policies:
+            self._refresh_default_sub_job()
 
     def unset_pod_group(self) -> None:
         self.pod_group = None
+        self.network_topology = None
+        self._set_policies(())
+
+    # ------------------------------------------------------------------ sub-jobs
+
+    def contains_sub_job_policy(self) -> bool:
+        return bool(self.sub_group_policies)
+
+    def default_sub_job(self) -> SubJobInfo:
+        """``getOrCreateDefaultSubJob``: the tasks no policy takes (a job without policies:
+        every task, sharing the job's containers, and the job's ``minAvailable``)."""
+        found = self.sub_jobs.get(self.uid)
+        if found is not None:
+            return found
+        if self.sub_group_policies:
+            created = SubJobInfo.for_policy(
+                self.uid,
+                None,
+                (),
+                gid=self.uid,
+                uid=self.uid,
+                min_available=1,
+                network_topology=self.network_topology,
+            )
+        else:
+            created = SubJobInfo.for_policy(
+                self.uid,
+                None,
+                (),
+                gid=self.uid,
+                uid=self.uid,
+                min_available=self.min_available,
+                network_topology=self.network_topology,
+            )
+            created.tasks = self.tasks
+            created.task_status_index = self.task_status_index
+        self.sub_jobs[self.uid] = created
+        return created
+
+    def all_sub_jobs(self) -> list[SubJobInfo]:
+        if not self.sub_group_policies:
+            return [self.default_sub_job()]
+        return list(self.sub_jobs.values())
+
+    def sub_job_of(self, task: TaskInfo) -> SubJobInfo:
+        if not self.sub_group_policies:
+            return self.default_sub_job()
+        uid = self.task_to_sub_job.get(task.uid)
+        found = self.sub_jobs.get(uid) if uid is not None else None
+        return found if found is not None else self.default_sub_job()
+
+    def _refresh_default_sub_job(self) -> None:
+        """A job without policies: its default sub-job follows the PodGroup's size and
+        topology (the HyperNode it occupies stays)."""
+        found = self.sub_jobs.get(self.uid)
+        if found is not None:
+            found.min_available = self.min_available
+            topology = self.network_topology
+            found.network_topology = dict(topology) if topology is not None else None
+
+    def _set_policies(self, policies: tuple[SubGroupPolicy, ...]) -> None:
+        """The policies changed: every task is filed again (as upstream on a new spec)."""
+        self.sub_group_policies = policies
+        self.sub_jobs = {}
+        self.task_to_sub_job = {}
+        self.min_sub_jobs = {sub_job_gid(self.uid, p.name): p.min_sub_groups for p in policies}
+        if policies:
+            for task in self.tasks.values():
+                self._file_task(task)
+
+    def _matching_sub_job(self, task: TaskInfo) -> SubJobInfo:
+        """``getOrCreateSubJob``: the first policy whose match values for the pod's labels
+        are not empty (a policy without ``matchLabelKeys`` therefore takes no pod, as
+        upstream), else the default sub-job."""
+        labels = self.pod_group_labels_of(task)
+        for policy in self.sub_group_policies:
+            values = policy.match_values(labels)
+            if not values:
+                continue
+            uid = sub_job_id(self.uid, policy.name, values)
+            found = self.sub_jobs.get(uid)
+            if found is None:
+                found = self.sub_jobs[uid] = SubJobInfo.for_policy(
+                    self.uid,
+                    policy,
+                    values,
+                    gid=sub_job_gid(self.uid, policy.name),
+                    uid=uid,
+                )
+            return found
+        return self.default_sub_job()
+
+    @staticmethod
+    def pod_group_labels_of(task: TaskInfo) -> Mapping[str, str]:
+        meta = task.pod.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        return labels if isinstance(labels, Mapping) else {}
+
+    def _file_task(self, task: TaskInfo) -> None:
+        """Put ``task`` in its sub-job (once matched, a task keeps its sub-job)."""
+        uid = self.task_to_sub_job.get(task.uid)
+        sub_job = self.sub_jobs.get(uid) if uid is not None else None
+        if sub_job is None:
+            sub_job = self._matching_sub_job(task)
+            self.task_to_sub_job[task.uid] = sub_job.uid
+        sub_job.add_task(task)
+
+    def check_sub_job_valid(self) -> bool:
+        """``CheckSubJobValid``: every policy has at least ``minSubGroups`` sub-jobs."""
+        if not self.min_sub_jobs:
+            return True
+        counts: Counter[str] = Counter(sub_job.gid for sub_job in self.sub_jobs.values())
+        return all(counts[gid] >= minimum for gid, minimum in self.min_sub_jobs.items())
+
+    def _sub_jobs_meet(self, ready: bool) -> bool:
+        if not self.min_sub_jobs:
+            return True
+        counts: Counter[str] = Counter()
+        for sub_job in self.sub_jobs.values():
+            if sub_job.is_ready() if ready else sub_job.is_pipelined():
+                counts[sub_job.gid] += 1
+        return all(counts[gid] >= minimum for gid, minimum in self.min_sub_jobs.items() if minimum)
+
+    def check_sub_job_ready(self) -> bool:
+        return self._sub_jobs_meet(ready=True)
+
+    def check_sub_job_pipelined(self) -> bool:
+        return self._sub_jobs_meet(ready=False)
+
+    def contains_hard_topology(self) -> bool:
+        """``ContainsHardTopology``: the job's or any sub-job's constraint is hard."""
+        if self.hard_topology()[0]:
+            return True
+        return any(sub_job.hard_topology()[0] for sub_job in self.all_sub_jobs())
+
+    def contains_network_topology(self) -> bool:
+        if self.network_topology is not None:
+            return True
+        return any(sub_job.with_network_topology() for sub_job in self.sub_jobs.values())
+
+    def _copy_sub_jobs_to(self, copy: JobInfo) -> None:
+        """Give a copy its own sub-jobs over its own tasks, with their HyperNodes."""
+        copy.sub_group_policies = self.sub_group_policies
+        copy.min_sub_jobs = dict(self.min_sub_jobs)
+        if not self.sub_group_policies:
+            mine = self.sub_jobs.get(self.uid)
+            if mine is not None:
+                copy.default_sub_job().copy_status_from(mine)
+            return
+        copy.task_to_sub_job = dict(self.task_to_sub_job)
+        for uid, sub_job in self.sub_jobs.items():
+            copy.sub_jobs[uid] = SubJobInfo(
+                gid=sub_job.gid,
+                uid=uid,
+                job=sub_job.job,
+                min_available=sub_job.min_available,
+                match_index=sub_job.match_index,
+                network_topology=(
+                    dict(sub_job.network_topology) if sub_job.network_topology is not None else None
+                ),
+                allocated_hyper_node=sub_job.allocated_hyper_node,
+                nominated_hyper_node=sub_job.nominated_hyper_node,
+            )
+        for task in copy.tasks.values():
+            copy._file_task(task)
 
     def add_task(self, task: TaskInfo) -> None:
         self.tasks[task.uid] = task
@@ -196,11 +383,23 @@ class JobInfo:
         self.role_counts[(task.task_role, task.status)] += 1
         if task.status is TaskStatus.PENDING and task.best_effort:
             self.best_effort_pending[task.task_role] += 1
+        if self.sub_group_policies:
+            self._file_task(task)
 
     def delete_task(self, task: TaskInfo) -> None:
+        existing = self._unfile_task(task)
+        if existing is not None and self.sub_group_policies:
+            self.task_to_sub_job.pop(existing.uid, None)
+
+    def _unfile_task(self, task: TaskInfo) -> TaskInfo | None:
+        """Take ``task`` out of the job (and of its sub-job, which it stays matched to)."""
         existing = self.tasks.pop(task.uid, None)
         if existing is None:
-            return
+            return None
+        if self.sub_group_policies:
+            sub_job = self.sub_jobs.get(self.task_to_sub_job.get(existing.uid, ""))
+            if sub_job is not None:
+                sub_job.delete_task(existing)
         self.total_request.sub_without_assert(existing.resreq)
         if existing.status in ALLOCATED_STATUSES:
             self.allocated.sub_without_assert(existing.resreq)
@@ -212,11 +411,12 @@ class JobInfo:
         self.role_counts[(existing.task_role, existing.status)] -= 1
         if existing.status is TaskStatus.PENDING and existing.best_effort:
             self.best_effort_pending[existing.task_role] -= 1
+        return existing
 
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the index and the sums right."""
         if task.uid in self.tasks:
-            self.delete_task(task)
+            self._unfile_task(task)
         task.status = status
         self.add_task(task)
 
@@ -244,6 +444,8 @@ class JobInfo:
             network_topology=self.network_topology,
             role_counts=Counter(self.role_counts),
             best_effort_pending=Counter(self.best_effort_pending),
+            sub_group_policies=self.sub_group_policies,
+            min_sub_jobs=dict(self.min_sub_jobs),
         )
 
     def clone(self) -> JobInfo:
@@ -258,6 +460,7 @@ class JobInfo:
             if bucket is None:
                 bucket = index[clone.status] = {}
             bucket[uid] = clone
+        self._copy_sub_jobs_to(copy)
         return copy
 
     def snapshot_copy(self) -> JobInfo:
@@ -275,6 +478,7 @@ class JobInfo:
             tasks = copy.tasks
             for uid, task in pending.items():
                 pending[uid] = tasks[uid] = task.clone()
+        self._copy_sub_jobs_to(copy)
         return copy
 
     # ------------------------------------------------------------------ counts
@@ -361,7 +565,8 @@ class JobInfo:
         return True
 
     def check_task_valid(self) -> bool:
-        if self.min_available < self.task_min_available_total:
+        # No role minimum to check (most jobs): nothing to count.
+        if not self.task_min_available or self.min_available < self.task_min_available_total:
             return True
         counts = self._roles_counted(
             ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING},
@@ -370,12 +575,12 @@ class JobInfo:
         return self._roles_meet_minimum(counts, skip_zero=True)
 
     def check_task_ready(self) -> bool:
-        if self.min_available < self.task_min_available_total:
+        if not self.task_min_available or self.min_available < self.task_min_available_total:
             return True
         return self._roles_meet_minimum(self._allocated_roles(), skip_zero=False)
 
     def check_task_pipelined(self) -> bool:
-        if self.min_available < self.task_min_available_total:
+        if not self.task_min_available or self.min_available < self.task_min_available_total:
             return True
         counts = self._roles_counted(
             ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED},
@@ -386,6 +591,8 @@ class JobInfo:
     def check_task_starving(self) -> bool:
         if self.min_available < self.task_min_available_total:
             return True
+        if not self.task_min_available:
+            return False
         counts = self._roles_counted(
             ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED},
             best_effort_pending=False,
@@ -397,19 +604,48 @@ class JobInfo:
             ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED}, best_effort_pending=True
         )
 
-    def fit_failed_roles(self) -> set[str]:
-        return {self.tasks[uid].task_role for uid in self.nodes_fit_errors if uid in self.tasks}
+    def fit_failed_roles(self, sub_job: str | None = None) -> set[str]:
+        """Roles of the tasks that found no node in this attempt (of one sub-job, if
+        given: ``FitFailedRoles``)."""
+        tasks = self.tasks
+        if sub_job is None or not self.sub_group_policies:
+            return {tasks[uid].task_role for uid in self.nodes_fit_errors if uid in tasks}
+        owner = self.task_to_sub_job
+        return {
+            tasks[uid].task_role
+            for uid in self.nodes_fit_errors
+            if uid in tasks and owner.get(uid) == sub_job
+        }
 
-    def task_has_fit_errors(self, task: TaskInfo) -> bool:
+    def task_has_fit_errors(self, task: TaskInfo, sub_job: str | None = None) -> bool:
         """Another task of the same role already failed in this attempt (role error cache)."""
-        return bool(task.task_role) and task.task_role in self.fit_failed_roles()
+        return bool(task.task_role) and task.task_role in self.fit_failed_roles(sub_job)
 
-    def need_continue_allocating(self) -> bool:
+    def reset_sub_job_fit_errors(self, sub_job: str) -> None:
+        """``ResetSubJobFitErr``: forget the fit errors of one sub-job's tasks."""
+        if not self.sub_group_policies:
+            self.nodes_fit_errors = {}
+            return
+        owner = self.task_to_sub_job
+        self.nodes_fit_errors = {
+            uid: errors
+            for uid, errors in self.nodes_fit_errors.items()
+            if owner.get(uid) != sub_job
+        }
+
+    def need_continue_allocating(self, sub_job: str | None = None) -> bool:
         """After a task found no node: can the rest of the gang still make it?"""
         # Every task is needed (upstream also stops via the default sub-job, whose
         # MinAvailable >= its task count when pods are still missing).
         if self.min_available >= len(self.tasks):
             return False
+        if sub_job is not None and self.sub_group_policies:
+            found = self.sub_jobs.get(sub_job)
+            if found is not None and found.min_available >= len(found.tasks):
+                return False
+        # Upstream does not apply the role rules below to jobs with sub-group policies.
+        if self.sub_group_policies:
+            return True
         failed_roles = self.fit_failed_roles()
         if self.min_available < self.task_min_available_total:
             pending: Counter[str] = Counter(

@@ -492,6 +492,21 @@ class SchedulerCache:
                 cached.pod_group.failed = job.pod_group.failed
         self.status_updater.update_pod_group_status(job.namespace, job.name, status)
 
+    def update_job_info(self, job: JobInfo) -> None:
+        """``updateJobInfo``: the HyperNodes the job and its sub-jobs occupy (and the ones
+        gangpreempt/gangreclaim nominated) are kept on the cache's job for later sessions."""
+        with self.lock:
+            cached = self.jobs.get(job.uid)
+            if cached is None:
+                return
+            cached.allocated_hyper_node = job.allocated_hyper_node
+            for sub_job in job.all_sub_jobs():
+                mine = cached.sub_jobs.get(sub_job.uid)
+                if mine is None and sub_job.uid == cached.uid:
+                    mine = cached.default_sub_job()
+                if mine is not None:
+                    mine.copy_status_from(sub_job)
+
     def update_queue_status(self, queue: str, allocated: Resource) -> None:
         listed = allocated.to_list()
         with self.lock:

@@ -21,8 +21,9 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, ValidateResult, Vote
 
 if TYPE_CHECKING:
+    from volcano_py.api.sub_job import SubJobInfo
     from volcano_py.framework.event import Event
-    from volcano_py.framework.topology import SearchPurpose, SubJobInfo
+    from volcano_py.framework.topology import SearchPurpose
 
 
 class Combine(Enum):
@@ -129,6 +130,9 @@ ReservedNodesFn: TypeAlias = Callable[[], None]
 VictimTasksFn: TypeAlias = Callable[[list[TaskInfo]], list[TaskInfo]]
 EventCallback: TypeAlias = Callable[["Event"], None]
 # Network topology: HyperNodes are named; a candidate's nodes are session rows.
+SubJobValidateFn: TypeAlias = Callable[["SubJobInfo"], bool]
+SubJobVoteFn: TypeAlias = Callable[["SubJobInfo"], int]
+SubJobCompareFn: TypeAlias = Callable[["SubJobInfo", "SubJobInfo"], int]
 HyperNodeOrderFn: TypeAlias = Callable[["SubJobInfo", Mapping[str, IntArray]], Mapping[str, float]]
 HyperNodeGradientForJobFn: TypeAlias = Callable[
     [JobInfo, str, "SearchPurpose"], Sequence[Sequence[str]]
@@ -219,6 +223,13 @@ HOOKS: Final[dict[str, HookSpec]] = {
     "target_job": HookSpec("enableTargetJob", Combine.FIRST_ANSWER, "(jobs) -> job"),
     "reserved_nodes": HookSpec("enableReservedNodes", Combine.CALL_ALL, "() -> None"),
     "victim_tasks": HookSpec("enabledVictim", Combine.UNION_FIRST_TIER, "(tasks) -> tasks"),
+    "sub_job_ready": HookSpec("enabledSubJobReady", Combine.ALL_TRUE, "(sub-job) -> bool"),
+    "sub_job_pipelined": HookSpec("enabledSubJobPipelined", Combine.VOTE, "(sub-job) -> Vote"),
+    "sub_job_order": HookSpec(
+        "enabledSubJobOrder",
+        Combine.FIRST_NONZERO,
+        "cmp(sub-job, sub-job); fallback: match index, then UID",
+    ),
     "hyper_node_order": HookSpec(
         "enabledHyperNodeOrder",
         Combine.SUM,
@@ -269,6 +280,9 @@ HOOK_FUNCTION_TYPES: Final[dict[str, str]] = {
     "target_job": "TargetJobFn",
     "reserved_nodes": "ReservedNodesFn",
     "victim_tasks": "VictimTasksFn",
+    "sub_job_ready": "SubJobValidateFn",
+    "sub_job_pipelined": "SubJobVoteFn",
+    "sub_job_order": "SubJobCompareFn",
     "hyper_node_order": "HyperNodeOrderFn",
     "hyper_node_gradient_for_job": "HyperNodeGradientForJobFn",
     "hyper_node_gradient_for_sub_job": "HyperNodeGradientForSubJobFn",

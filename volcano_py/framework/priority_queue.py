@@ -37,3 +37,9 @@ class PriorityQueue(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._heap)
+
+    def clone(self) -> PriorityQueue[T]:
+        """An independent queue holding the same items (the heap copied, not rebuilt)."""
+        copy: PriorityQueue[T] = PriorityQueue(self._before)
+        copy._heap = list(self._heap)
+        return copy

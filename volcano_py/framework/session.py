@@ -22,6 +22,7 @@ from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FitCache, FloatArray, IntArray, NodeMatrix
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo, compare_tasks
 from volcano_py.api.types import (
     ALL_NODES_UNAVAILABLE,
@@ -44,7 +45,6 @@ from volcano_py.framework.statement import BindEvictSink, Statement
 from volcano_py.framework.topology import (
     SearchPurpose,
     SessionTopology,
-    SubJobInfo,
     normalise_network_topologies,
     recover_allocated_hyper_nodes,
 )
@@ -66,6 +66,8 @@ class SessionSink(BindEvictSink, Protocol):
     def update_pod_group_status(self, job: JobInfo) -> None: ...
 
     def update_queue_status(self, queue: str, allocated: Resource) -> None: ...
+
+    def update_job_info(self, job: JobInfo) -> None: ...
 
     def update_pod_condition(
         self, task: TaskInfo, condition: Mapping[str, Any], nominated_node: str
@@ -158,9 +160,6 @@ class Session:
         self.hyper_node_tree: HyperNodeTree | None = snapshot.hyper_node_tree
         self._node_names = snapshot.node_list
         self._topology: SessionTopology | None = None
-        # The default sub-job of every job with a network topology (sub-group policies are
-        # not supported, so that is the only sub-job a job has).
-        self.sub_jobs: dict[str, SubJobInfo] = {}
         self.pod_disruption_budgets = snapshot.pod_disruption_budgets
         self.namespace_info = snapshot.namespace_info
         # Each node's Numatopology, by node name (nodes without one are absent).
@@ -305,6 +304,15 @@ class Session:
     def add_hyper_node_gradient_for_sub_job_fn(self, plugin: str, fn: Any) -> None:
         self.register("hyper_node_gradient_for_sub_job", plugin, fn)
 
+    def add_sub_job_ready_fn(self, plugin: str, fn: Any) -> None:
+        self.register("sub_job_ready", plugin, fn)
+
+    def add_sub_job_pipelined_fn(self, plugin: str, fn: Any) -> None:
+        self.register("sub_job_pipelined", plugin, fn)
+
+    def add_sub_job_order_fn(self, plugin: str, fn: Any) -> None:
+        self.register("sub_job_order", plugin, fn)
+
     def add_event_handler(self, handler: EventHandler) -> None:
         self.event_handlers.append(handler)
 
@@ -334,6 +342,15 @@ class Session:
         if answer != 0:
             return answer < 0
         return _created_first(left, right)
+
+    def sub_job_order_fn(self, left: SubJobInfo, right: SubJobInfo) -> bool:
+        """Does sub-job ``left`` go before ``right``? Fallback: match index, then UID."""
+        answer = self._compare("sub_job_order", left, right)
+        if answer != 0:
+            return answer < 0
+        if left.match_index != right.match_index:
+            return left.match_index < right.match_index
+        return left.uid < right.uid
 
     def queue_order_fn(self, left: QueueInfo, right: QueueInfo) -> bool:
         answer = self._compare("queue_order", left, right)
@@ -497,11 +514,11 @@ class Session:
     def job_ready(self, job: JobInfo) -> bool:
         return all(fn(job) for fn in self._flat("job_ready"))
 
-    def _vote(self, hook: str, job: JobInfo) -> bool:
+    def _vote(self, hook: str, subject: JobInfo | SubJobInfo) -> bool:
         for tier in self._hooks[hook]:
             permitted = False
             for _name, fn in tier:
-                vote = fn(job)
+                vote = fn(subject)
                 if vote == Vote.REJECT:
                     return False
                 if vote == Vote.PERMIT:
@@ -512,6 +529,17 @@ class Session:
 
     def job_pipelined(self, job: JobInfo) -> bool:
         return self._vote("job_pipelined", job)
+
+    def sub_job_ready(self, job: JobInfo, sub_job: SubJobInfo) -> bool:
+        """``SubJobReady``: a job without sub-group policies asks ``job_ready``."""
+        if not job.contains_sub_job_policy():
+            return self.job_ready(job)
+        return all(fn(sub_job) for fn in self._flat("sub_job_ready"))
+
+    def sub_job_pipelined(self, job: JobInfo, sub_job: SubJobInfo) -> bool:
+        if not job.contains_sub_job_policy():
+            return self.job_pipelined(job)
+        return self._vote("sub_job_pipelined", sub_job)
 
     def job_enqueueable(self, job: JobInfo) -> bool:
         return self._vote("job_enqueueable", job)
@@ -731,7 +759,7 @@ def open_session(
 def _open_topology(ssn: Session) -> None:
     """Session-open steps 5-6 (normalise network topologies, recover allocated HyperNodes),
     before plugins open as upstream; a session without such jobs only pays for this scan."""
-    if not any(job.network_topology is not None for job in ssn.jobs.values()):
+    if not any(job.contains_network_topology() for job in ssn.jobs.values()):
         return
     normalise_network_topologies(ssn)
     if ssn.hyper_nodes_ready:
@@ -889,6 +917,10 @@ def close_session(ssn: Session) -> None:
     for job in ssn.jobs.values():
         if job.pod_group is not None:
             _update_job_status(ssn, job)
+        if job.uid in ssn.dirty_jobs:
+            # ``updateJobInfo``: the HyperNodes the job and its sub-jobs occupy outlive the
+            # session on the cache's job.
+            ssn.sink.update_job_info(job)
     _update_queue_status(ssn)
 
 

@@ -10,10 +10,9 @@ module adds what is specific to one session: real-node *rows* per HyperNode (so 
 restrict ``predicate_nodes`` to one HyperNode), the jobs' default sub-jobs, and the two steps
 above.
 
-Sub-group policies (``subGroupPolicy``) are not supported: every job has exactly one sub-job, its
-default one, which is the whole job with the job's network topology (upstream
-``getOrCreateDefaultSubJob``). Without policies ``SubJobReady``/``SubJobPipelined`` are the
-job's own ``JobReady``/``JobPipelined``, which is what allocate asks.
+Sub-jobs (``subGroupPolicy``) are kept on the job (``api.sub_job``); a job without policies has
+one, its default sub-job, which is the whole job with the job's network topology. Each sub-job
+has its own copy of its topology spec, which session open rewrites like the job's.
 """
 
 from __future__ import annotations
@@ -30,9 +29,8 @@ from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE, HyperNodeInfo, Hype
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
-from volcano_py.api.resource import Resource
-from volcano_py.api.task import TaskID, TaskInfo
-from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus
+from volcano_py.api.sub_job import SubJobInfo
+from volcano_py.api.types import ALLOCATED_STATUSES
 
 log = logging.getLogger(__name__)
 
@@ -45,49 +43,6 @@ class SearchPurpose(Enum):
 
     ALLOCATE = "allocate"
     EVICT = "evict"
-
-
-# ---------------------------------------------------------------------------- sub-jobs
-
-
-def _hard_topology(topology: Mapping[str, Any] | None) -> tuple[bool, int]:
-    """``IsHardTopologyMode``: hard only with a highest tier; a missing mode is the CRD's
-    default, ``hard``."""
-    if topology is None:
-        return False, 0
-    tier = topology.get("highestTierAllowed")
-    if tier is None:
-        return False, 0
-    return topology.get("mode") in (None, "", HARD_MODE), int(tier)
-
-
-@dataclass(slots=True)
-class SubJobInfo:
-    """A job's default sub-job: all of its tasks, the job's network topology (a copy, as
-    upstream clones it) and the HyperNode its placed tasks occupy."""
-
-    uid: str
-    job: JobInfo
-    network_topology: Mapping[str, Any] | None = None
-    allocated_hyper_node: str = ""
-
-    @property
-    def tasks(self) -> Mapping[TaskID, TaskInfo]:
-        return self.job.tasks
-
-    def with_network_topology(self) -> bool:
-        return self.network_topology is not None
-
-    def hard_topology(self) -> tuple[bool, int]:
-        return _hard_topology(self.network_topology)
-
-    def min_resources(self) -> Resource:
-        """What its Pending tasks ask for (``SubJobInfo.GetMinResources``): the resource
-        pre-filter of the gradient search."""
-        total = Resource()
-        for task in self.job.tasks_in(TaskStatus.PENDING).values():
-            total.add(task.init_resreq)
-        return total
 
 
 # ---------------------------------------------------------------------------- rows
@@ -305,9 +260,6 @@ class TopologySession(Protocol):
     def nodes(self) -> Mapping[str, NodeInfo]: ...
 
     @property
-    def sub_jobs(self) -> dict[str, SubJobInfo]: ...
-
-    @property
     def dirty_jobs(self) -> set[str]: ...
 
 
@@ -315,24 +267,40 @@ def normalise_network_topologies(ssn: TopologySession) -> None:
     """``adjustNetworkTopologySpec``: ``highestTierName`` becomes ``highestTierAllowed``; then
     a soft job constraint becomes hard with the virtual root's tier (no restriction, but the
     gradient search runs), and a soft sub-job constraint becomes hard bounded by its job's
-    tier. Each job gets its own spec dict: the cache's PodGroup is never changed."""
+    tier. Each job and sub-job gets its own spec dict: the cache's PodGroup is never changed."""
     topology = ssn.topology
     tier_names = topology.tree.tier_name_to_tier
     max_tier = topology.tree.max_tier
     for job in ssn.jobs.values():
-        if job.network_topology is None:
+        if not job.contains_network_topology():
             continue
-        spec = _translate_tier_name(job, dict(job.network_topology), tier_names)
-        if job.pod_group is not None and spec.get("mode") == SOFT_MODE:
-            spec.update(mode=HARD_MODE, highestTierAllowed=max_tier)
-            spec.pop("highestTierName", None)
-        job.network_topology = spec
-        # The default sub-job copies the job's spec: translated and converted alike.
-        ssn.sub_jobs[job.uid] = SubJobInfo(uid=job.uid, job=job, network_topology=dict(spec))
+        if job.network_topology is not None:
+            job.network_topology = _translate_tier_name(
+                job.uid, dict(job.network_topology), tier_names
+            )
+        sub_jobs = job.all_sub_jobs()
+        for sub_job in sub_jobs:
+            if sub_job.network_topology is not None:
+                sub_job.network_topology = _translate_tier_name(
+                    sub_job.uid, dict(sub_job.network_topology), tier_names
+                )
+        if job.pod_group is None:
+            continue
+        spec = job.network_topology
+        if spec is not None and spec.get("mode") == SOFT_MODE:
+            converted = dict(spec)
+            converted.update(mode=HARD_MODE, highestTierAllowed=max_tier)
+            converted.pop("highestTierName", None)
+            job.network_topology = spec = converted
+        bound = max_tier
+        if spec is not None and spec.get("highestTierAllowed") is not None:
+            bound = int(spec["highestTierAllowed"])
+        for sub_job in sub_jobs:
+            sub_job.convert_to_hard_topology(bound)
 
 
 def _translate_tier_name(
-    job: JobInfo, spec: dict[str, Any], tier_names: Mapping[str, int]
+    owner: str, spec: dict[str, Any], tier_names: Mapping[str, int]
 ) -> dict[str, Any]:
     name = spec.get("highestTierName")
     if spec.get("highestTierAllowed") is not None or not name:
@@ -342,8 +310,8 @@ def _translate_tier_name(
         # Upstream skips the translation; the job then has no tier and is placed like a job
         # without a hard constraint.
         log.warning(
-            "job %s: networkTopology.highestTierName %r names no HyperNode tier; it is ignored",
-            job.uid,
+            "%s: networkTopology.highestTierName %r names no HyperNode tier; it is ignored",
+            owner,
             name,
         )
         return spec
@@ -353,39 +321,73 @@ def _translate_tier_name(
 
 
 def recover_allocated_hyper_nodes(ssn: TopologySession) -> None:
-    """``removeInvalidAllocatedHyperNode`` + ``recoverAllocatedHyperNode``: a job's HyperNode
-    record is dropped when that HyperNode is gone or the job has no placed task, and rebuilt
-    from the nodes of its placed tasks (the lowest-tier HyperNode holding all of them).
+    """``removeInvalidAllocatedHyperNode`` + ``recoverAllocatedHyperNode``.
 
-    The cache does not keep the record between sessions, so it is rebuilt every session; the
-    result only differs from upstream's remembered one when a job's tasks sit lower in the tree
-    than the HyperNode it was given, which changes neither its search root nor its gradients."""
-    topology = ssn.topology
-    tree = topology.tree
+    The HyperNode a job (and each sub-job) occupies is kept on the cache's job between
+    sessions, as upstream keeps it (written back at session close, see ``close_session``).
+    Here a record is dropped when that HyperNode is gone or nothing of it is placed any more;
+    a sub-job with a topology and no record (after a restart) gets the lowest-tier HyperNode
+    holding the nodes of its placed tasks, and the job the LCA of its sub-jobs'."""
+    tree = ssn.topology.tree
     for job in ssn.jobs.values():
+        if not job.contains_network_topology():
+            continue
         if job.allocated_hyper_node and (
             tree.get(job.allocated_hyper_node) is None or job.allocated_task_num() == 0
         ):
             job.allocated_hyper_node = ""
             ssn.dirty_jobs.add(job.uid)
-        sub_job = ssn.sub_jobs.get(job.uid)
-        if sub_job is None:
+        sub_jobs = job.all_sub_jobs()
+        for sub_job in sub_jobs:
+            if sub_job.allocated_hyper_node and (
+                tree.get(sub_job.allocated_hyper_node) is None or sub_job.allocated_task_num() == 0
+            ):
+                sub_job.allocated_hyper_node = ""
+                ssn.dirty_jobs.add(job.uid)
+        updated = False
+        for sub_job in sub_jobs:
+            if not sub_job.with_network_topology() or sub_job.allocated_hyper_node:
+                continue
+            recovered = _recovered_hyper_node(ssn, job, sub_job)
+            if recovered is not None and recovered != sub_job.allocated_hyper_node:
+                sub_job.allocated_hyper_node = recovered
+                updated = True
+                ssn.dirty_jobs.add(job.uid)
+        if job.allocated_hyper_node and not updated:
             continue
-        rows: list[int] = []
-        for status in ALLOCATED_STATUSES:
-            for task in job.tasks_in(status).values():
-                if not task.node_name:
-                    continue
-                node = ssn.nodes.get(task.node_name)
-                # A task on a node outside the session leaves nothing that holds all of them.
-                rows.append(node.row if node is not None else -1)
-        if not rows:
-            continue
-        recovered = "" if -1 in rows else topology.lowest_tier_hyper_node_of(rows)
-        if not recovered:
-            log.error("job %s: no HyperNode holds the nodes of all its placed tasks", job.uid)
-            continue
-        sub_job.allocated_hyper_node = recovered
-        if job.allocated_hyper_node != recovered:
-            job.allocated_hyper_node = recovered
+        lca = ""
+        for sub_job in sub_jobs:
+            if not sub_job.allocated_hyper_node:
+                continue
+            lca = (
+                ssn.topology.lca(lca, sub_job.allocated_hyper_node)
+                if lca
+                else (sub_job.allocated_hyper_node)
+            )
+            if not lca:
+                log.error("job %s: no HyperNode holds its sub-jobs' HyperNodes", job.uid)
+                break
+        if job.allocated_hyper_node != lca:
+            job.allocated_hyper_node = lca
             ssn.dirty_jobs.add(job.uid)
+
+
+def _recovered_hyper_node(ssn: TopologySession, job: JobInfo, sub_job: SubJobInfo) -> str | None:
+    """The lowest-tier HyperNode holding the nodes of the sub-job's placed tasks; None when
+    nothing is placed, "" when no HyperNode holds them all."""
+    rows: list[int] = []
+    for status in ALLOCATED_STATUSES:
+        for task in sub_job.tasks_in(status).values():
+            if not task.node_name:
+                continue
+            node = ssn.nodes.get(task.node_name)
+            # A task on a node outside the session leaves nothing that holds all of them.
+            rows.append(node.row if node is not None else -1)
+    if not rows:
+        return None
+    recovered = "" if -1 in rows else ssn.topology.lowest_tier_hyper_node_of(rows)
+    if not recovered:
+        log.error(
+            "job %s: no HyperNode holds the nodes of all placed tasks of %s", job.uid, sub_job.uid
+        )
+    return recovered

@@ -3,11 +3,10 @@
 
 Registers JobValidFn, PreemptableFn and ReclaimableFn (the same function), UnifiedEvictableFn
 (permits all: gangpreempt and gangreclaim keep gangs whole themselves), JobOrderFn, JobReadyFn,
-JobPipelinedFn and JobStarvingFn; on close it writes each job's ``Unschedulable`` or
-``Scheduled`` PodGroup condition.
-
-Not ported yet: the sub-job variants (SubJobOrderFn, SubJobReadyFn, SubJobPipelinedFn and the
-SubGroupPolicy checks inside the job functions).
+JobPipelinedFn and JobStarvingFn, and the sub-job variants (SubJobOrderFn: unready sub-jobs
+first; SubJobReadyFn, SubJobPipelinedFn: the sub-job's ``subGroupSize``); the job functions also
+ask for ``minSubGroups`` ready (pipelined, valid) sub-jobs of every sub-group policy. On close it
+writes each job's ``Unschedulable`` or ``Scheduled`` PodGroup condition.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from typing import Any, Final
 
 from volcano_py import metrics
 from volcano_py.api.job import JobInfo
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus, ValidateResult, Vote
 from volcano_py.framework.arguments import Arguments
@@ -45,6 +45,12 @@ def valid_job(job: JobInfo) -> ValidateResult | None:
             NOT_ENOUGH_PODS_OF_TASK_REASON,
             "Not enough valid pods of each task for gang-scheduling",
         )
+    if not job.check_sub_job_valid():
+        return ValidateResult(
+            False,
+            NOT_ENOUGH_PODS_OF_TASK_REASON,
+            "Not enough valid subGroups of each task for gang-scheduling",
+        )
     valid = job.valid_task_num()
     if valid < job.min_available:
         return ValidateResult(
@@ -69,13 +75,29 @@ def permit_all(_context: EvictionContext, candidates: list[TaskInfo]) -> tuple[l
 
 
 def job_ready(job: JobInfo) -> bool:
-    return job.check_task_ready() and job.is_ready()
+    return job.check_task_ready() and job.check_sub_job_ready() and job.is_ready()
 
 
 def job_pipelined(job: JobInfo) -> Vote:
-    if job.check_task_pipelined() and job.is_pipelined():
+    if job.check_task_pipelined() and job.check_sub_job_pipelined() and job.is_pipelined():
         return Vote.PERMIT
     return Vote.REJECT
+
+
+def sub_job_order(left: SubJobInfo, right: SubJobInfo) -> int:
+    """Sub-jobs still forming their sub-gang go first."""
+    left_ready, right_ready = left.is_ready(), right.is_ready()
+    if left_ready == right_ready:
+        return 0
+    return 1 if left_ready else -1
+
+
+def sub_job_ready(sub_job: SubJobInfo) -> bool:
+    return sub_job.is_ready()
+
+
+def sub_job_pipelined(sub_job: SubJobInfo) -> Vote:
+    return Vote.PERMIT if sub_job.is_pipelined() else Vote.REJECT
 
 
 def job_starving(job: JobInfo) -> bool:
@@ -158,6 +180,9 @@ class GangPlugin:
         ssn.add_job_order_fn(self.name, job_order)
         ssn.add_job_ready_fn(self.name, job_ready)
         ssn.add_job_pipelined_fn(self.name, job_pipelined)
+        ssn.add_sub_job_order_fn(self.name, sub_job_order)
+        ssn.add_sub_job_ready_fn(self.name, sub_job_ready)
+        ssn.add_sub_job_pipelined_fn(self.name, sub_job_pipelined)
         ssn.add_job_starving_fn(self.name, job_starving)
 
     def on_session_close(self, ssn: Session) -> None:

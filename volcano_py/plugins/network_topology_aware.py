@@ -43,11 +43,12 @@ import numpy as np
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskID, TaskInfo
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.session import Session
-from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose, SubJobInfo
+from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +182,7 @@ class NetworkTopologyAwarePlugin:
         # (lowest-tier HyperNode index, HyperNode the job spans) -> closeness; the tree does
         # not change within a session.
         self._closeness_cache: dict[tuple[int, str], float] = {}
+        self._fixed_resources: dict[tuple[str, int], Resource] = {}
 
     # ------------------------------------------------------------------ session
 
@@ -214,6 +216,7 @@ class NetworkTopologyAwarePlugin:
         self._ssn = None
         self._membership = None
         self._closeness_cache = {}
+        self._fixed_resources = {}
 
     def _init_resources(self, ssn: Session) -> None:
         """``initHyperNodeResourceCache``: per HyperNode the sums over its nodes."""
@@ -352,12 +355,20 @@ class NetworkTopologyAwarePlugin:
         if h is None:
             return True
         if purpose is SearchPurpose.EVICT:
-            return min_resource.less_equal(
-                self._resource(self.allocatable, h), DimensionDefault.ZERO
-            )
+            return min_resource.less_equal(self._fixed("allocatable", h), DimensionDefault.ZERO)
         return min_resource.less_equal(
-            self._resource(self.idle, h), DimensionDefault.ZERO
-        ) or min_resource.less_equal(self._resource(self.future_idle, h), DimensionDefault.ZERO)
+            self._fixed("idle", h), DimensionDefault.ZERO
+        ) or min_resource.less_equal(self._fixed("future_idle", h), DimensionDefault.ZERO)
+
+    def _fixed(self, which: str, h: int) -> Resource:
+        """HyperNode ``h``'s allocatable, idle or future idle as a Resource: read once per
+        session (they do not follow the session), so made once, not per gradient."""
+        key = (which, h)
+        found = self._fixed_resources.get(key)
+        if found is None:
+            values: FloatArray = getattr(self, which)
+            found = self._fixed_resources[key] = self._resource(values, h)
+        return found
 
     # ------------------------------------------------------------------ HyperNode order
 
@@ -380,9 +391,11 @@ class NetworkTopologyAwarePlugin:
         if scores:
             top = max(scores.values())
             tied = [name for name, score in scores.items() if score == top]
-            if len(tied) > 1:
+            if len(tied) > 1 and sub_job.tasks:
+                counts = self._task_shares(sub_job.tasks)
                 for name in tied:
-                    scores[name] += self._task_share(name, sub_job.tasks)
+                    if name in index:
+                        scores[name] += counts[index[name]] / len(sub_job.tasks)
         scale = float(MAX_NODE_SCORE * self.weights.weight)
         return {name: score * scale for name, score in scores.items()}
 
@@ -402,13 +415,17 @@ class NetworkTopologyAwarePlugin:
             total_weight += weight
         return total / total_weight if total_weight > 0 else ZERO_SCORE
 
-    def _task_share(self, hyper_node: str, tasks: Mapping[TaskID, TaskInfo]) -> float:
-        """``scoreWithTaskNum``: the fraction of ``tasks`` on nodes of ``hyper_node``."""
-        if not tasks:
-            return ZERO_SCORE
-        nodes = self.ssn.topology.tree.real_nodes(hyper_node)
-        inside = sum(1 for task in tasks.values() if task.node_name in nodes)
-        return inside / len(tasks)
+    def _task_shares(self, tasks: Mapping[TaskID, TaskInfo]) -> Counter[int]:
+        """``scoreWithTaskNum`` for every HyperNode at once: how many of ``tasks`` sit on its
+        nodes (one pass over the tasks, not one per candidate)."""
+        counts: Counter[int] = Counter()
+        nodes = self.ssn.nodes
+        membership = self.membership
+        for task in tasks.values():
+            node = nodes.get(task.node_name) if task.node_name else None
+            if node is not None:
+                counts.update(membership.hyper_nodes_of_row(node.row).tolist())
+        return counts
 
     # ------------------------------------------------------------------ node order
 
@@ -419,8 +436,8 @@ class NetworkTopologyAwarePlugin:
         if job is None:
             # An orphaned task (its PodGroup is gone): nothing to prefer.
             return np.zeros(len(rows))
-        sub_job = ssn.sub_jobs.get(job.uid)
-        if sub_job is not None and sub_job.with_network_topology():
+        sub_job = job.sub_job_of(task)
+        if sub_job.with_network_topology():
             scores = self._network_aware_scores(task, sub_job, rows)
         else:
             scores = self._normal_pod_scores(task, rows)

@@ -1,10 +1,9 @@
 """priority: order and preempt by PriorityClass (``pkg/scheduler/plugins/priority/priority.go``).
 
-Registers TaskOrderFn, JobOrderFn, PreemptableFn, UnifiedEvictableFn and JobStarvingFn. It has
-no ReclaimableFn, and its UnifiedEvictableFn permits every gangreclaim victim: reclaim between
-queues is about fairness, not priority.
-
-Not ported yet: SubJobOrderFn (sub-group policies).
+Registers TaskOrderFn, JobOrderFn, SubJobOrderFn (the sub-job with the higher-priority task
+first), PreemptableFn, UnifiedEvictableFn and JobStarvingFn. It has no ReclaimableFn, and its
+UnifiedEvictableFn permits every gangreclaim victim: reclaim between queues is about fairness,
+not priority.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import logging
 from typing import Final
 
 from volcano_py.api.job import JobInfo
+from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Vote
 from volcano_py.framework.arguments import Arguments
@@ -39,6 +39,13 @@ def job_order(left: JobInfo, right: JobInfo) -> int:
 def job_starving(job: JobInfo) -> bool:
     """Any task not yet placed (or waiting for a placement) makes the job want more."""
     return job.ready_task_num() + job.waiting_task_num() < len(job.tasks)
+
+
+def sub_job_order(left: SubJobInfo, right: SubJobInfo) -> int:
+    """The sub-job holding the higher task priority first."""
+    if left.priority == right.priority:
+        return 0
+    return -1 if left.priority > right.priority else 1
 
 
 class PriorityPlugin:
@@ -77,6 +84,7 @@ class PriorityPlugin:
 
         ssn.add_task_order_fn(self.name, task_order)
         ssn.add_job_order_fn(self.name, job_order)
+        ssn.add_sub_job_order_fn(self.name, sub_job_order)
         ssn.add_preemptable_fn(self.name, preemptable)
         ssn.add_unified_evictable_fn(self.name, self._gang_evictable(ssn))
         ssn.add_job_starving_fn(self.name, job_starving)

@@ -6,7 +6,7 @@ tests go through the same conversion code as the live scheduler.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 GROUP = "scheduling.k8s.io/group-name"
@@ -134,8 +134,10 @@ def build_pod_group(
     labels: Mapping[str, str] | None = None,
     creation_timestamp: str = "",
     network_topology: Mapping[str, Any] | None = None,
+    sub_group_policy: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """``util.BuildPodGroup`` (+ WithPrio / WithMinResources variants via keywords)."""
+    """``util.BuildPodGroup`` (+ WithPrio / WithMinResources / WithSubGroupPolicy variants via
+    keywords)."""
     spec: dict[str, Any] = {"queue": queue, "minMember": min_member}
     if min_task_member:
         spec["minTaskMember"] = dict(min_task_member)
@@ -145,6 +147,8 @@ def build_pod_group(
         spec["minResources"] = dict(min_resources)
     if network_topology is not None:
         spec["networkTopology"] = dict(network_topology)
+    if sub_group_policy is not None:
+        spec["subGroupPolicy"] = [dict(policy) for policy in sub_group_policy]
     metadata: dict[str, Any] = {
         "name": name,
         "namespace": namespace,
@@ -161,6 +165,27 @@ def build_pod_group(
         "spec": spec,
         "status": {"phase": phase},
     }
+
+
+def build_sub_group_policy(
+    name: str,
+    match_label_keys: Sequence[str],
+    mode: str = "",
+    highest_tier_allowed: int = 0,
+    sub_group_size: int = 1,
+    min_sub_groups: int = 0,
+) -> dict[str, Any]:
+    """``util.BuildSubGroupPolicyWithMinSubGroups`` (and its shorter variants): a network
+    topology only when ``mode`` is given."""
+    policy: dict[str, Any] = {
+        "name": name,
+        "subGroupSize": sub_group_size,
+        "minSubGroups": min_sub_groups,
+        "matchLabelKeys": list(match_label_keys),
+    }
+    if mode:
+        policy["networkTopology"] = {"mode": mode, "highestTierAllowed": highest_tier_allowed}
+    return policy
 
 
 def build_queue(
