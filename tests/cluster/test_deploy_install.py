@@ -341,9 +341,12 @@ CHART_NAMES: Final = Names(
 ADDRESS_FLAGS: Final = ("--listen-address", "--healthz-address", "--metrics-address")
 
 
-def start_processes(install: Install, names: Names) -> list[SchedulerProcess]:
+def start_processes(
+    install: Install, names: Names, processes: list[SchedulerProcess]
+) -> list[SchedulerProcess]:
+    """Start the three shipped processes, each added to ``processes`` as soon as it runs, so
+    the caller stops them even when a later one fails to come up."""
     work = install.workdir
-    processes: list[SchedulerProcess] = []
     # The webhooks: the Secret as mounted, listening where the EndpointSlice points.
     mount = mounted_secret(install, names.webhooks, work / "certificates")
     address, port = host_address(), free_port()
@@ -439,7 +442,7 @@ def install_and_run(
         assert_pods_pass_restricted_pod_security(install)
         for job in names.certgen_jobs:
             run_certgen_job(install, job)
-        running.extend(start_processes(install, names))
+        start_processes(install, names, running)
         return install, running
 
     try:
