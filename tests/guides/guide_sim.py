@@ -34,19 +34,23 @@ def container(name: str = "main", cpu: str | None = "1", **extra: Any) -> dict[s
     return {"name": name, "image": "busybox:1.36", "resources": resources, **extra}
 
 
-def task(name: str, replicas: int, cpu: str | None = "1", **spec: Any) -> dict[str, Any]:
-    """One task of a Volcano Job; ``spec`` goes into its pod template's spec."""
-    extra = {k: v for k, v in spec.items() if k != "policies"}
-    result: dict[str, Any] = {
-        "name": name,
-        "replicas": replicas,
-        "template": {
-            "spec": {"restartPolicy": "Never", "containers": [container(name, cpu)], **extra}
-        },
+def task(
+    name: str,
+    replicas: int,
+    cpu: str | None = "1",
+    annotations: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """One task of a Volcano Job; ``policies`` and ``minAvailable`` go to the task, the rest
+    of ``spec`` into its pod template's spec, ``annotations`` on the template (simulate's
+    ``volcano-py.sim/*`` run annotations among them)."""
+    own = {k: spec.pop(k) for k in ("policies", "minAvailable") if k in spec}
+    template: dict[str, Any] = {
+        "spec": {"restartPolicy": "Never", "containers": [container(name, cpu)], **spec}
     }
-    if "policies" in spec:
-        result["policies"] = spec["policies"]
-    return result
+    if annotations:
+        template["metadata"] = {"annotations": annotations}
+    return {"name": name, "replicas": replicas, **own, "template": template}
 
 
 def vcjob(name: str, tasks: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
