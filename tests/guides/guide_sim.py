@@ -93,15 +93,62 @@ def simulate(
     return json.loads(report), by_key(listed), err
 
 
-def pod(objects: Objects, name: str, namespace: str = "default") -> dict[str, Any]:
-    return objects[("Pod", namespace, name)]
+def then(
+    directory: Path, before: Objects, added: list[dict[str, Any]], *args: str
+) -> tuple[dict[str, Any], Objects, str]:
+    """A second step of a guide: the cluster a first run left, plus what the user adds."""
+    return simulate(directory, [*before.values(), *added], *args)
 
 
-def env_of(pod_object: dict[str, Any], container_index: int = 0) -> dict[str, str]:
-    container_spec = pod_object["spec"]["containers"][container_index]
-    return {item["name"]: item.get("value", "") for item in container_spec.get("env") or []}
+def deployment(
+    name: str, replicas: int, cpu: str, memory: str, annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {
+            "schedulerName": "volcano",
+            "containers": [
+                {"name": "main", "image": "nginx", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+            ],
+        },
+    }
+    if annotations:
+        template["metadata"]["annotations"] = annotations
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": template,
+        },
+    }
 
 
-def placements(report: dict[str, Any]) -> dict[str, str | None]:
-    """``namespace/pod`` -> its node (None while pending), as simulate reports them."""
-    return {name: entry.get("node") for name, entry in report["pods"].items()}
+def bare_pod(
+    name: str, cpu: str, memory: str = "1Gi", annotations: dict[str, str] | None = None, **spec: Any
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    if annotations:
+        meta["annotations"] = annotations
+    resources = {"requests": {"cpu": cpu, "memory": memory}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {
+            "schedulerName": "volcano",
+            "containers": [{"name": "main", "image": "nginx", "resources": resources}],
+            **spec,
+        },
+    }
+
+
+def count(report: dict[str, Any], prefix: str, phase: str) -> int:
+    """How many pods of the report whose name starts with ``prefix`` are in ``phase``."""
+    return sum(
+        1
+        for key, entry in report["pods"].items()
+        if key.split("/", 1)[1].startswith(prefix) and entry["phase"] == phase
+    )
