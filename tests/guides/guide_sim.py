@@ -152,3 +152,17 @@ def count(report: dict[str, Any], prefix: str, phase: str) -> int:
         for key, entry in report["pods"].items()
         if key.split("/", 1)[1].startswith(prefix) and entry["phase"] == phase
     )
+
+
+def pod(objects: Objects, name: str, namespace: str = "default") -> dict[str, Any]:
+    return objects[("Pod", namespace, name)]
+
+
+def env_of(pod_object: dict[str, Any], container_index: int = 0) -> dict[str, str]:
+    container_spec = pod_object["spec"]["containers"][container_index]
+    return {item["name"]: item.get("value", "") for item in container_spec.get("env") or []}
+
+
+def placements(report: dict[str, Any]) -> dict[str, str | None]:
+    """``namespace/pod`` -> its node (None while pending), as simulate reports them."""
+    return {name: entry.get("node") for name, entry in report["pods"].items()}
