@@ -63,7 +63,7 @@ def _demo_1_runs_everywhere(tmp_path: Path) -> Objects:
 
 def test_demo_2_reclaims_until_its_pod_group_is_satisfied(tmp_path: Path) -> None:
     before = _demo_1_runs_everywhere(tmp_path)
-    report, _, _ = then(tmp_path, before, [deployment("demo-2", 8, "1", "4Gi", QUEUE2)])
+    report = then(tmp_path, before, [deployment("demo-2", 8, "1", "4Gi", QUEUE2)])
     assert len(report["evictions"]) == 1
     assert count(report, "demo-2-", "Running") == 1
     assert count(report, "demo-1-", "Running") == 7
@@ -73,7 +73,7 @@ def test_demo_2_reclaims_until_its_pod_group_is_satisfied(tmp_path: Path) -> Non
 def test_pods_of_their_own_reclaim_up_to_the_deserved_share(tmp_path: Path) -> None:
     before = _demo_1_runs_everywhere(tmp_path)
     demo_2 = [bare_pod(f"demo-2-{index}", "1", "4Gi", QUEUE2) for index in range(8)]
-    report, _, _ = then(tmp_path, before, demo_2)
+    report = then(tmp_path, before, demo_2)
     assert count(report, "demo-2-", "Running") == 6
     assert count(report, "demo-1-", "Running") == 2
     assert report["queues"]["queue2"]["allocated"]["cpu"] == "6"
@@ -86,6 +86,6 @@ def test_a_min_member_of_six_reclaims_the_deserved_share(tmp_path: Path) -> None
     before = _demo_1_runs_everywhere(tmp_path)
     demo_2 = deployment("demo-2", 8, "1", "4Gi", QUEUE2)
     demo_2["metadata"]["annotations"] = {"scheduling.volcano.sh/group-min-member": "6"}
-    report, _, _ = then(tmp_path, before, [demo_2])
+    report = then(tmp_path, before, [demo_2])
     assert count(report, "demo-2-", "Running") == 6
     assert count(report, "demo-1-", "Running") == 2
