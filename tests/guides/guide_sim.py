@@ -17,7 +17,10 @@ Objects = dict[tuple[str, str, str], dict[str, Any]]
 
 
 def node(
-    name: str, cpu: str = "8", memory: str = "16Gi", labels: dict[str, str] | None = None,
+    name: str,
+    cpu: str = "8",
+    memory: str = "16Gi",
+    labels: dict[str, str] | None = None,
     **scalars: str,
 ) -> dict[str, Any]:
     allocatable = {"cpu": cpu, "memory": memory, "pods": "110", **scalars}
@@ -112,7 +115,11 @@ def deployment(
         "spec": {
             "schedulerName": "volcano",
             "containers": [
-                {"name": "main", "image": "nginx", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+                {
+                    "name": "main",
+                    "image": "nginx",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }
             ],
         },
     }

@@ -43,7 +43,9 @@ tiers:
   - name: nodeorder
   - name: binpack
 """
-DRF_NOT_PREEMPTABLE = CONF.replace("  - name: drf\n", "  - name: drf\n    enablePreemptable: false\n")
+DRF_NOT_PREEMPTABLE = CONF.replace(
+    "  - name: drf\n", "  - name: drf\n    enablePreemptable: false\n"
+)
 
 
 def _cooldown(time: str) -> dict[str, str]:

@@ -85,14 +85,7 @@ def extender_url() -> Iterator[str]:
 
 
 def _cluster() -> Cluster:
-    return (
-        Cluster()
-        .node("n1")
-        .node("n2")
-        .node("n3")
-        .queue("default")
-        .job("job-1")
-    )
+    return Cluster().node("n1").node("n2").node("n3").queue("default").job("job-1")
 
 
 def test_the_extender_chooses_the_node(extender_url: str) -> None:

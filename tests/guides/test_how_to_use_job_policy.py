@@ -38,7 +38,9 @@ def test_policies_choose_the_guides_actions() -> None:
     example_2 = vcjob(
         JOB,
         [
-            task("ps", 1, policies=[{"events": ["PodEvicted", "PodFailed"], "action": "RestartJob"}]),
+            task(
+                "ps", 1, policies=[{"events": ["PodEvicted", "PodFailed"], "action": "RestartJob"}]
+            ),
             task("worker", 2),
         ],
     )

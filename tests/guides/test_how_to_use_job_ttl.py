@@ -35,9 +35,7 @@ def _job(ttl: int | None) -> dict[str, Any]:
     return job
 
 
-@pytest.mark.parametrize(
-    ("ttl", "kept"), [(None, True), (0, False), (5, False), (600, True)]
-)
+@pytest.mark.parametrize(("ttl", "kept"), [(None, True), (0, False), (5, False), (600, True)])
 def test_finished_job_is_deleted_after_its_ttl(tmp_path: Path, ttl: int | None, kept: bool) -> None:
     report, objects, _ = simulate(tmp_path, [node("n1"), vqueue("testing", weight=1), _job(ttl)])
     jobs = [key for key in objects if key[0] == "Job"]

@@ -91,7 +91,9 @@ def test_hard_tier_2_stays_inside_one_zone(tmp_path: Path) -> None:
         report, _, _ = simulate(tmp_path, [*_cluster(_tree_of_section_2()), job])
         assert _nodes_of_job(report) in ({"node0", "node1", "node2", "node3"}, set(NODES[4:]))
         # Five pods fit no zone: the job waits.
-        report, _, _ = simulate(tmp_path, [*_cluster(_tree_of_section_2()), _job(5, 5, mode="hard", **topology)])
+        report, _, _ = simulate(
+            tmp_path, [*_cluster(_tree_of_section_2()), _job(5, 5, mode="hard", **topology)]
+        )
         assert _nodes_of_job(report) == {None}
 
 
@@ -99,9 +101,7 @@ def test_normal_pods_pack_into_the_busiest_hyper_nodes(tmp_path: Path) -> None:
     """2.5: node0, node2 and node4 are busy; two pods of a whole node go to node1 and node3,
     leaving s3 (node6, node7) and node5 for larger jobs."""
     busy = [bare_pod(f"busy-{name}", "4", nodeName=name) for name in ("node0", "node2", "node4")]
-    report, _, _ = simulate(
-        tmp_path, [*_cluster(_tree_of_section_2()), *busy, _job(2, 2)]
-    )
+    report, _, _ = simulate(tmp_path, [*_cluster(_tree_of_section_2()), *busy, _job(2, 2)])
     assert _nodes_of_job(report) == {"node1", "node3"}
 
 
@@ -118,4 +118,6 @@ def test_the_first_example_places_none(tmp_path: Path) -> None:
     job = _job(8, 4, mode="hard", highestTierAllowed=1)
     report, _, _ = simulate(tmp_path, [*_cluster(_tree_of_section_3()), job])
     assert _nodes_of_job(report) == {None}
-    assert "must fit inside one HyperNode" in report["unschedulable"]["default/network-topology-job"]
+    assert (
+        "must fit inside one HyperNode" in report["unschedulable"]["default/network-topology-job"]
+    )
