@@ -52,6 +52,11 @@ def test_hosts_service_configmap_and_network_policy(tmp_path: Path) -> None:
     assert policy["policyTypes"] == ["Ingress"]
 
 
+def test_publish_not_ready_addresses(tmp_path: Path) -> None:
+    _, objects, _ = simulate(tmp_path, [node("n1"), _job(["--publish-not-ready-addresses=true"])])
+    assert objects[("Service", "default", JOB)]["spec"]["publishNotReadyAddresses"] is True
+
+
 def test_inject_hosts_env_false_keeps_only_the_files(tmp_path: Path) -> None:
     _, objects, _ = simulate(
         tmp_path,
