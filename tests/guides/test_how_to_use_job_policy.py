@@ -79,8 +79,12 @@ def test_task_completed_completes_the_job(tmp_path: Path) -> None:
         plugins={"env": [], "svc": []},
         queue="default",
     )
-    report, objects, _ = simulate(tmp_path, [node("n1"), job])
+    report, _, _ = simulate(tmp_path, [node("n1"), job])
     assert report["jobs"][f"default/{JOB}"]["phase"] == "Completed"
-    ps = objects.get(("Pod", "default", f"{JOB}-ps-0"))
-    # CompleteJob kills the unfinished ps pod.
-    assert ps is None or ps["status"]["phase"] != "Running"
+    phases = {name: entry["phase"] for name, entry in report["pods"].items()}
+    # CompleteJob kills the ps pod still running.
+    assert phases == {
+        f"default/{JOB}-worker-0": "Succeeded",
+        f"default/{JOB}-worker-1": "Succeeded",
+        f"default/{JOB}-ps-0": "Deleted",
+    }
