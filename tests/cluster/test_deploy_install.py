@@ -349,9 +349,12 @@ def start_processes(
     work = install.workdir
     # The webhooks: the Secret as mounted, listening where the EndpointSlice points.
     mount = mounted_secret(install, names.webhooks, work / "certificates")
+    # The resource groups of /pods/mutate (--admission-conf), from their ConfigMap.
+    conf_mount = mounted_config(install, names.webhooks, work / "admission-config")
     address, port = host_address(), free_port()
     spec, _ = install.container("Deployment", names.webhooks)
-    args = install.args("Deployment", names.webhooks, {mount: str(work / "certificates")},
+    mounts = {mount: str(work / "certificates"), conf_mount: str(work / "admission-config")}
+    args = install.args("Deployment", names.webhooks, mounts,
                         drop=(*ADDRESS_FLAGS, "--port"))  # fmt: skip
     webhooks = ShippedProcess(work, "webhooks", [], "webhooks-shipped")
     webhooks.argv += [
