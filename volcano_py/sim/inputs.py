@@ -12,8 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api.quantity import QuantityError, parse_quantity
+from volcano_py.api.resource import Resource
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
+from volcano_py.models.registry import model_for
+from volcano_py.models.strict_fields import (
+    core_problems,
+    core_type_of,
+    custom_problems,
+    strict_message,
+)
 from volcano_py.sim.loader import Document, SimInputError
 from volcano_py.sim.node_usage import usage_problem
 from volcano_py.sim.workloads import check_workload, is_workload
@@ -68,8 +76,10 @@ def _check_quantities(document: Document, values: Any, path: str) -> None:
     for name, value in values.items():
         try:
             parse_quantity(value)
-        except QuantityError:
-            raise document.error(f"{path}.{name}", f"invalid quantity {value!r}") from None
+            # What the scheduler will count it in (milli-units for cpu) must fit in an int64.
+            Resource.from_list({str(name): value})
+        except QuantityError as error:
+            raise document.error(f"{path}.{name}", str(error)) from None
 
 
 def _check_pod_spec(document: Document, spec: Any, path: str) -> None:
@@ -155,6 +165,22 @@ def _check_resource_quota(document: Document) -> dict[str, Any]:
     _check_quantities(document, status.get("hard"), "status.hard")
     _check_quantities(document, status.get("used"), "status.used")
     return obj
+
+
+def _check_strict_fields(document: Document, api_version: str) -> None:
+    """The API server's strict field validation (kubectl's default): an unknown field, or one
+    of the wrong type, refuses the object before anything else looks at it."""
+    kind = document.kind
+    model = model_for(api_version, kind) if kind in VOLCANO_KINDS else None
+    if model is not None:
+        problems = custom_problems(document.obj, model)
+    else:
+        core_type = core_type_of(api_version or CORE_KINDS.get(kind, ""), kind)
+        if core_type is None:
+            return
+        problems = core_problems(document.obj, core_type)
+    if problems:
+        raise document.error("", strict_message(problems))
 
 
 def _warn(result: SimInput, message: str) -> None:
@@ -264,6 +290,7 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
+        _check_strict_fields(document, api_version)
         if is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
             obj, notes = check_workload(document, _check_pod_spec)
             for note in notes:
