@@ -28,7 +28,9 @@ def _container(cpu: object = "1") -> dict:
 def _job(**spec: object) -> dict:
     body = {
         "minAvailable": 1,
-        "tasks": [{"name": "t", "replicas": 1, "template": {"spec": {"containers": [_container()]}}}],
+        "tasks": [
+            {"name": "t", "replicas": 1, "template": {"spec": {"containers": [_container()]}}}
+        ],
     }
     body.update(spec)
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
@@ -114,7 +116,10 @@ def test_every_unknown_field_is_listed(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ({"activeDeadlineSeconds": "60"}, 'spec.activeDeadlineSeconds: expected an integer, got "60"'),
+        (
+            {"activeDeadlineSeconds": "60"},
+            'spec.activeDeadlineSeconds: expected an integer, got "60"',
+        ),
         ({"hostNetwork": "yes"}, "spec.hostNetwork: expected a boolean"),
         ({"nodeSelector": ["a"]}, "spec.nodeSelector: expected a map"),
         ({"tolerations": {"key": "a"}}, "spec.tolerations: expected a list"),
