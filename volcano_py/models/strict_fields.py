@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Final
@@ -190,8 +190,104 @@ def _crd_schema(model: type[CustomResource]) -> Mapping[str, Any]:
     return {**schema, "properties": properties}
 
 
+# ---------------------------------------------------------------------- the fast path
+# A dump holds tens of thousands of pods, nearly always valid: each type compiles once into a
+# checker that only answers "all fine?" (no paths built); the walk above, which names what is
+# wrong, runs only on an object the checker doubts.
+
+Checker = Callable[[object], bool]
+_CHECKERS: dict[str, Checker] = {}
+
+
+def _scalar_checker(spelled: str) -> Checker:
+    if spelled in ("str", "datetime"):
+        return lambda v: v is None or type(v) is str or isinstance(v, dt.date)
+    if spelled == "int":
+        return lambda v: v is None or (type(v) is int and -_INT64 <= v < _INT64)
+    if spelled == "float":
+        return lambda v: v is None or type(v) in (int, float)
+    if spelled == "bool":
+        return lambda v: v is None or type(v) is bool
+    # A quantity: parsed by the walk (cached per distinct text), so doubt everything unusual.
+    return lambda v: v is None or (type(v) is str and _quantity_ok(v)) or type(v) is int
+
+
+def _quantity_ok(text: str) -> bool:
+    try:
+        parse_quantity(text)
+    except QuantityError:
+        return False
+    return True
+
+
+def _checker(spelled: str) -> Checker:
+    found = _CHECKERS.get(spelled)
+    if found is not None:
+        return found
+    if spelled == "object":
+        checker: Checker = _anything
+    elif spelled.startswith(("list[", "map[")):
+        checker = _collection_checker(spelled)
+    elif spelled in _EXPECTED:
+        checker = _scalar_checker(spelled)
+    else:
+        checker = _struct_checker(_core()["types"][spelled])
+    _CHECKERS[spelled] = checker
+    return checker
+
+
+def _anything(value: object) -> bool:
+    return True
+
+
+def _collection_checker(spelled: str) -> Checker:
+    is_list = spelled.startswith("list[")
+    inner = spelled[5:-1] if is_list else spelled[4:-1]
+    resolved: list[Checker] = []  # the inner checker, once (types may refer to themselves)
+
+    def checker(value: object) -> bool:
+        if value is None:
+            return True
+        if not resolved:
+            resolved.append(_checker(inner))
+        check = resolved[0]
+        if is_list:
+            if type(value) is not list:
+                return False
+            items: Any = value
+        else:
+            if type(value) is not dict:
+                return False
+            items = value.values()
+        return all(check(item) for item in items)
+
+    return checker
+
+
+def _struct_checker(fields: Mapping[str, str]) -> Checker:
+    resolved: dict[str, Checker] = {}
+
+    def checker(value: object) -> bool:
+        if type(value) is not dict:
+            return value is None
+        for key, item in value.items():
+            check = resolved.get(key)
+            if check is None:
+                field_type = fields.get(key)
+                if field_type is None:
+                    return False
+                check = resolved[key] = _checker(field_type)
+            if not check(item):
+                return False
+        return True
+
+    return checker
+
+
 def core_problems(obj: Mapping[str, Any], type_name: str) -> list[FieldProblem]:
     """Unknown and wrongly typed fields of a Kubernetes object of type ``type_name``."""
+    if _checker(type_name)(obj):
+        return []
     walk = _Walk()
     walk.core(obj, type_name, ())
     return walk.problems

@@ -82,7 +82,8 @@ async def validate(
 ) -> Verdict:
     """On create: the models' field checks, the pod templates' fields as upstream's CRD
     checks them, then ``validate_job`` (after the create defaults, so a job validated without
-    the mutating webhook is judged as Volcano would store it), queue included. On update: the field checks and what may change."""
+    the mutating webhook is judged as Volcano would store it), queue included. On update: the
+    field checks and what may change."""
     if request.operation not in (CREATE, UPDATE):
         return allow()
     if request.object is None:
