@@ -6,6 +6,7 @@ issue 18 item 5: only the pods of our schedulers are placed."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -304,3 +305,24 @@ def test_a_file_that_is_not_text(tmp_path, capsys):
     assert main(["simulate", str(path)]) == 2
     err = capsys.readouterr().err
     assert "not UTF-8 text" in err and "Traceback" not in err
+
+
+# ------------------------------------- upstream's TestValidateJobCreate, through simulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "controllers"))
+from test_admission import CASES as UPSTREAM_JOB_REFUSALS  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("name", "job", "message"), UPSTREAM_JOB_REFUSALS, ids=[c[0] for c in UPSTREAM_JOB_REFUSALS]
+)
+def test_upstream_job_refusals_are_refused_by_simulate(tmp_path, capsys, name, job, message):
+    """Every refusing case of upstream's TestValidateJobCreate (admit_job_test.go), as
+    tests/controllers/test_admission.py transcribes it, given to simulate: exit 2 naming the
+    field (the models may answer before the webhook's logic, in their words)."""
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "test"}}
+    code, err = _run(tmp_path, capsys, namespace, job)
+    assert code == 2, f"{name}: simulate took it"
+    field = message.split(":")[0].split("[")[0]
+    assert f"Job test/{job['metadata']['name']}: " in err
+    assert field.split(".")[-1] in err or message in err, err
