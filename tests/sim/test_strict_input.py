@@ -326,3 +326,16 @@ def test_upstream_job_refusals_are_refused_by_simulate(tmp_path, capsys, name, j
     field = message.split(":")[0].split("[")[0]
     assert f"Job test/{job['metadata']['name']}: " in err
     assert field.split(".")[-1] in err or message in err, err
+
+
+def test_a_yaml_alias_bomb_is_refused_quickly(tmp_path, capsys):
+    """Nine lines of nested aliases are 387 million nodes once expanded; go-yaml refuses such a
+    document ("excessive aliasing"), and so does simulate, without expanding it."""
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: bomb}", "data:",
+             '  a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"  {name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["simulate", str(path)]) == 2
+    assert "excessive aliasing" in capsys.readouterr().err

@@ -136,13 +136,47 @@ def _documents(source: str, text: str) -> Iterator[tuple[int, Any]]:
         else:
             yield from enumerate(documents, start=1)
             return
+    aliases = "&" in text and "*" in text  # anchors and aliases: shared subtrees
     try:
-        yield from enumerate(yaml.load_all(text, Loader=_yaml_loader()), start=1)
+        for position, document in enumerate(yaml.load_all(text, Loader=_yaml_loader()), start=1):
+            if aliases:
+                _check_aliasing(source, position, document)
+            yield position, document
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error)
         raise SimInputError(f"{source}{at}: not valid YAML or JSON: {problem}") from error
+
+
+# go-yaml (which kubectl and the API server read YAML with) refuses a document whose aliases
+# expand it far past what it spells out ("document contains excessive aliasing"): a few lines
+# of nested aliases are otherwise billions of nodes. Refused here past the same kind of bound.
+MAX_EXPANDED_NODES: Final = 1_000_000
+
+
+def _check_aliasing(source: str, position: int, document: Any) -> None:
+    """Counts the nodes ``document`` has once every alias is expanded, each shared subtree
+    once (linear in what was parsed), and refuses it past MAX_EXPANDED_NODES."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(document, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if not isinstance(node, dict | list) or (id(node) in sizes and not children_done):
+            continue
+        children = list(node.values()) if isinstance(node, dict) else node
+        if not children_done:
+            sizes[id(node)] = 0  # visiting: a cycle through an alias counts as one node
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        total = 1 + sum(sizes.get(id(child), 1) for child in children)
+        sizes[id(node)] = total
+        if total > MAX_EXPANDED_NODES:
+            raise SimInputError(
+                f"{source}: document {position}: YAML aliases expand it to more than"
+                f" {MAX_EXPANDED_NODES} nodes (excessive aliasing); simulate refuses it"
+            )
 
 
 # The characters of a name the API server generates (``utilrand.String``: no vowels, no
