@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import copy
 import io
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -178,8 +179,17 @@ def _simulate(*documents: dict[str, Any]) -> tuple[int, str]:
         path = Path(directory) / "in.yaml"
         path.write_text(yaml.safe_dump_all([NODE, *documents]))
         out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["simulate", str(path), "--cycles", "2"])
+        # As in its own process: the command configures logging onto this run's stderr (an
+        # earlier test's handler may hold a captured stream that is closed by now).
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        root.handlers.clear()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(["simulate", str(path), "--cycles", "2"])
+        finally:
+            root.handlers[:] = handlers
+            root.setLevel(level)
         return code, err.getvalue()
 
 

@@ -6,6 +6,7 @@ issue 18 item 5: only the pods of our schedulers are placed."""
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -41,6 +42,18 @@ def _job(**spec: object) -> dict:
 def _pod(name: str = "p1", **spec: object) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"containers": [_container()], **spec}}
+
+
+@pytest.fixture(autouse=True)
+def _own_logging():
+    """As in its own process: simulate configures logging onto this test's stderr (an earlier
+    test's handler may hold a captured stream that is closed by now)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    root.handlers.clear()
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 def _run(tmp_path: Path, capsys, *objects: dict, args: tuple[str, ...] = ()) -> tuple[int, str]:
