@@ -15,4 +15,5 @@ MODULES: tuple[str, ...] = (
     "load_plugins",
     "simulate",
     "job_replicas",
+    "strict_input",
 )
