@@ -352,3 +352,19 @@ def test_a_yaml_alias_bomb_is_refused_quickly(tmp_path, capsys):
     path.write_text("\n".join(lines) + "\n")
     assert main(["simulate", str(path)]) == 2
     assert "excessive aliasing" in capsys.readouterr().err
+
+
+def test_a_new_pod_group_in_a_closed_queue(tmp_path, capsys):
+    """The podgroup webhook: a new group's queue must be Open (one that does not exist is
+    taken, as SIMULATION.md says, and the group stays unplaced)."""
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+             "metadata": {"name": "q"}, "spec": {"weight": 1}, "status": {"state": "Closed"}}
+    group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+             "metadata": {"name": "pg"}, "spec": {"minMember": 1, "queue": "q"}}
+    code, err = _run(tmp_path, capsys, queue, group)
+    assert code == 2
+    assert "PodGroup default/pg: spec.queue: admission webhook denied the request: can only" \
+        " submit PodGroup to queue with state `Open`, queue `q` status is `Closed`" in err
+    group["status"] = {"phase": "Running"}
+    code, _ = _run(tmp_path, capsys, queue, group)
+    assert code == 0

@@ -314,17 +314,31 @@ def _check_queue_tree(queues: Sequence[tuple[Document, dict[str, Any]]]) -> None
 
 def _check_jobs_admitted(
     jobs: Sequence[tuple[Document, dict[str, Any]]],
+    pod_groups: Sequence[tuple[Document, dict[str, Any]]],
     queues: Sequence[tuple[Document, dict[str, Any]]],
 ) -> None:
     """The job webhook's validation on create (``validate_job``, as the live webhook runs it),
     against the queues of the input and the two the scheduler makes when they are missing: a
     job in a queue that does not exist or is not Open, a task without containers, duplicate
-    task names, an unknown job plugin ... is refused as the cluster would refuse it."""
+    task names, an unknown job plugin ... is refused as the cluster would refuse it; likewise
+    a new PodGroup in a queue that is not Open."""
     by_name: dict[str, Mapping[str, Any]] = {
         str(obj["metadata"]["name"]): obj for _document, obj in queues
     }
     for name in (ROOT_QUEUE, DEFAULT_QUEUE):
         by_name.setdefault(name, {"metadata": {"name": name}, "status": {"state": "Open"}})
+    for document, group in pod_groups:
+        # The podgroup webhook: its queue must be Open. (One that does not exist is taken: the
+        # group stays unplaced and says so, SIMULATION.md "Admission and bad input".)
+        queue_name = str((group.get("spec") or {}).get("queue") or DEFAULT_QUEUE)
+        queue = by_name.get(queue_name)
+        state = str(((queue or {}).get("status") or {}).get("state") or "Open")
+        if queue is not None and not group.get("status") and state != "Open":
+            raise document.error(
+                "spec.queue",
+                "admission webhook denied the request: can only submit PodGroup to queue with"
+                f" state `Open`, queue `{queue_name}` status is `{state}`",
+            )
     for document, job in jobs:
         if job.get("status"):
             continue  # a dump's job: admitted when it was created (the queue may close later)
@@ -344,6 +358,7 @@ def read_inputs(
     result = SimInput()
     queues: list[tuple[Document, dict[str, Any]]] = []
     jobs: list[tuple[Document, dict[str, Any]]] = []
+    pod_groups: list[tuple[Document, dict[str, Any]]] = []
     jobflows: list[tuple[Document, dict[str, Any]]] = []
     for document in documents:
         kind = document.kind
@@ -370,6 +385,8 @@ def read_inputs(
                 queues.append((document, obj))
             if kind == "Job":
                 jobs.append((document, obj))
+            if kind == "PodGroup":
+                pod_groups.append((document, obj))
         elif kind in CORE_KINDS:
             expected = CORE_KINDS[kind]
             if (
@@ -405,6 +422,6 @@ def read_inputs(
             continue
         result.objects.append(obj)
     _check_queue_tree(queues)
-    _check_jobs_admitted(jobs, queues)
+    _check_jobs_admitted(jobs, pod_groups, queues)
     _check_flow_templates(jobflows, result.objects)
     return result
