@@ -19,4 +19,5 @@ MODULES: tuple[str, ...] = (
     "numa",
     "deviceshare",
     "topology",
+    "strict_input",
 )

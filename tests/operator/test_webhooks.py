@@ -366,3 +366,32 @@ def test_cronjob_validation_refuses_a_bad_schedule_and_a_bad_template() -> None:
     response = answer_of("/cronjobs/validate", review("CronJob", bad_template))
     assert response["allowed"] is False
     assert "spec.jobTemplate.spec.minAvailable" in response["status"]["message"]
+
+
+# ------------------------------------------------ the same refusals as simulate (issue 16)
+
+
+def test_job_pod_template_unknown_field_is_named_as_the_api_server_names_it() -> None:
+    """Upstream's Job CRD spells the pod template out, so its API server refuses this under
+    kubectl's strict field validation; our CRD keeps the template free-form, so the webhook
+    refuses it in the same words (how_to_use_job_ttl block 1)."""
+    bad = job()
+    bad["spec"]["tasks"][0]["template"]["spec"]["imagePullPolicy"] = "IfNotPresent"
+    message = answer_of("/jobs/validate", review("Job", bad))["status"]["message"]
+    assert message == (
+        'Job ns1/job1: strict decoding error: unknown field'
+        ' "spec.tasks[0].template.spec.imagePullPolicy"'
+    )
+
+
+def test_job_limits_and_missing_template_are_refused_as_simulate_refuses_them() -> None:
+    huge = job()
+    huge["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "1e30"}
+    }
+    message = answer_of("/jobs/validate", review("Job", huge))["status"]["message"]
+    assert "invalid quantity '1e30' for resource 'cpu': out of range" in message
+    bare = job()
+    del bare["spec"]["tasks"][0]["template"]
+    message = answer_of("/jobs/validate", review("Job", bare))["status"]["message"]
+    assert "spec.tasks[0].template.spec.containers: Required value" in message

@@ -129,7 +129,8 @@ def test_list_documents_and_missing_queue(tmp_path, capsys):
         " metadata: {name: pg, namespace: default}, spec: {minMember: 1, queue: nowhere}}\n"
         "- {apiVersion: v1, kind: Pod, metadata: {name: p, namespace: default,"
         " annotations: {scheduling.k8s.io/group-name: pg}},"
-        " spec: {containers: [{name: c, resources: {requests: {cpu: '1'}}}]}}\n"
+        " spec: {schedulerName: volcano,"
+        " containers: [{name: c, resources: {requests: {cpu: '1'}}}]}}\n"
     )
     code, report, _ = simulate(capsys, str(path))
     assert code == 0
@@ -143,7 +144,8 @@ def test_bare_pod_gets_a_pod_group_and_runs(tmp_path, capsys):
         "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
         "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}\n---\n"
         "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
-        "spec: {containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+        "spec: {schedulerName: volcano,"
+        " containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
     )
     code, report, _ = simulate(capsys, str(path))
     assert code == 0

@@ -104,7 +104,10 @@ def _round_to_nano(exact: Decimal, original: object) -> Decimal:
     if exact.is_zero():
         return Decimal(0)
     if exact.adjusted() > _MAX_ADJUSTED_EXPONENT:
-        raise QuantityError(f"invalid quantity {original!r}: out of range")
+        raise QuantityError(
+            f"invalid quantity {original!r}: out of range (at most 10^30; Kubernetes counts"
+            " resources in an int64)"
+        )
     if exact.adjusted() < -10:
         # Below one nano-unit: Kubernetes rounds any non-zero amount up to the smallest one.
         return _NANO.copy_sign(exact)
@@ -118,7 +121,10 @@ def _to_int64(scaled: Decimal, original: object) -> int:
     with localcontext(_EXACT):
         whole = int(scaled.to_integral_value(rounding=ROUND_UP))
     if not INT64_MIN <= whole <= INT64_MAX:
-        raise QuantityError(f"invalid quantity {original!r}: does not fit in an int64")
+        raise QuantityError(
+            f"invalid quantity {original!r}: out of range (Kubernetes counts it in an int64,"
+            " of milli-units for cpu)"
+        )
     return whole
 
 

@@ -148,7 +148,12 @@ class Resource:
                 else:
                     result.add_scalar(name, float(quantity_milli_value(raw)))
             except QuantityError as error:
-                raise QuantityError(f"invalid quantity {raw!r} for resource {name!r}") from error
+                # The cause says why ("out of range", "does not fit in an int64").
+                reason = str(error).partition(": ")[2]
+                raise QuantityError(
+                    f"invalid quantity {raw!r} for resource {name!r}"
+                    + (f": {reason}" if reason else "")
+                ) from error
         return result
 
     def to_list(self) -> dict[str, str]:

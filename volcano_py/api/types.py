@@ -215,3 +215,5 @@ SIM_RUN_CYCLES_ANNOTATION: Final = "volcano-py.sim/run-cycles"
 DEFAULT_QUEUE: Final = "default"
 ROOT_QUEUE: Final = "root"
 DEFAULT_SCHEDULER_NAME: Final = "volcano"
+# What the API server writes into a pod created without spec.schedulerName (kube-scheduler's).
+KUBE_DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.cronjob import format_time
 from volcano_py.framework.conf import ConfError, SchedulerConf
 from volcano_py.framework.conf_check import load_conf, load_default_conf
@@ -75,6 +76,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="load the Python plugins in DIR too, as `volcano-py scheduler --plugins-dir`",
     )
     parser.add_argument(
+        "--scheduler-name",
+        action="append",
+        metavar="NAME",
+        help="the scheduler's name, as vc-scheduler's flag (repeatable; default volcano): pods"
+        " of other schedulers are never placed but hold what they use; the first name is what"
+        " a Volcano Job without schedulerName gets",
+    )
+    parser.add_argument(
         "--strict",
         action="store_true",
         help="exit 2 on any warning (an input kind not simulated; in the conf an unknown key"
@@ -98,6 +107,15 @@ def _conf(
     if conf_text is not None:
         return load_conf(conf_text, registry, source=conf_source, emit=_warning)
     return load_default_conf(registry, emit=_warning)
+
+
+def _scheduler_names(given: list[str] | None) -> list[str]:
+    """``--scheduler-name`` values, in order, without repeats; ``volcano`` when none."""
+    names = list(dict.fromkeys(given or [DEFAULT_SCHEDULER_NAME]))
+    for name in names:
+        if not name.strip():
+            raise SimInputError("--scheduler-name: expected a scheduler name, got ''")
+    return names
 
 
 def _strict_failure(*warning_lists: list[str]) -> int:
@@ -174,7 +192,8 @@ def run(args: argparse.Namespace) -> int:
         # A dump is hundreds of thousands of long-lived dicts: the cyclic collector would
         # scan them all over and over while they are built (it tripled the time of loading).
         with gc_paused():
-            inputs = read_inputs(load_documents(args.files, seed=args.seed))
+            names = _scheduler_names(args.scheduler_name)
+            inputs = read_inputs(load_documents(args.files, seed=args.seed), names)
             add_discovered_hyper_nodes(inputs, args.seed)
             registry = plugins_with_dir(args.plugins_dir)
             conf = _conf(args.conf, inputs.conf_text, inputs.conf_source, registry)
@@ -183,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
             simulation = Simulation(
                 conf,
                 registry,
+                scheduler_names=frozenset(names),
+                job_scheduler_name=names[0],
                 seed=args.seed,
                 clock=timing.clock,
                 assume_runtime=timing.assume_runtime,

@@ -187,6 +187,10 @@ def _task(job: Raw, task: Raw, index: int, seen: set[str]) -> list[str]:
     problem = _name_problem(pod_name)
     if problem and name(job):
         problems.append(f"{path}.name: pod name {pod_name!r} {problem}")
+    # ``validateTaskTemplate`` (Kubernetes' ValidatePodTemplate): a task without a template
+    # has no containers.
+    if not items(mapping(mapping(task.get("template")).get("spec")).get("containers")):
+        problems.append(f"{path}.template.spec.containers: Required value")
     problems += _policies(task.get("policies"), f"{path}.policies")
     problems += _whole_cpus(task, path)
     problems += _partition(task, path)

@@ -38,6 +38,9 @@ _KEPT: Final = frozenset(
     }
 )
 _DROPPED: Final = frozenset({"title"})
+# Marks a node that holds a Kubernetes core type (``V1PodTemplateSpec``): the CRD keeps the
+# node free-form, the strict field check (strict_fields) looks the type's fields up instead.
+CORE_TYPE_KEY: Final = "x-volcano-py-core-type"
 _NULL: Final = {"type": "null"}
 
 
@@ -56,7 +59,9 @@ def _resolve(node: dict[str, Any], definitions: dict[str, Any], where: str) -> d
     return merged
 
 
-def _convert(node: dict[str, Any], definitions: dict[str, Any], where: str) -> dict[str, Any]:
+def _convert(
+    node: dict[str, Any], definitions: dict[str, Any], where: str, core_types: bool = False
+) -> dict[str, Any]:
     if "$ref" in node:
         node = _resolve(node, definitions, where)
     if "anyOf" in node:
@@ -67,24 +72,27 @@ def _convert(node: dict[str, Any], definitions: dict[str, Any], where: str) -> d
             )
         # The field's own keywords (description, default) sit beside the anyOf.
         rest = {key: value for key, value in node.items() if key != "anyOf"}
-        return {**_convert({**branches[0], **rest}, definitions, where), "nullable": True}
+        converted = _convert({**branches[0], **rest}, definitions, where, core_types)
+        return {**converted, "nullable": True}
     if "const" in node:
         node = {**{k: v for k, v in node.items() if k != "const"}, "enum": [node["const"]]}
 
     result: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _DROPPED:
+        if key in _DROPPED or (key == CORE_TYPE_KEY and not core_types):
             continue
-        if key == "properties":
+        if key == CORE_TYPE_KEY:
+            result[key] = value
+        elif key == "properties":
             result[key] = {
-                name: _convert(child, definitions, f"{where}.{name}")
+                name: _convert(child, definitions, f"{where}.{name}", core_types)
                 for name, child in value.items()
             }
         elif key == "items":
-            result[key] = _convert(value, definitions, f"{where}[]")
+            result[key] = _convert(value, definitions, f"{where}[]", core_types)
         elif key == "additionalProperties":
             if isinstance(value, dict):
-                result[key] = _convert(value, definitions, f"{where}{{}}")
+                result[key] = _convert(value, definitions, f"{where}{{}}", core_types)
             elif value is True and "properties" not in node:
                 # A free-form mapping: keep whatever it holds.
                 result["x-kubernetes-preserve-unknown-fields"] = True
@@ -111,8 +119,9 @@ def _check_typed(node: dict[str, Any], where: str) -> None:
     raise SchemaError(f"{where}: no type (structural schemas need one on every node)")
 
 
-def structural_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The structural OpenAPI v3 schema of ``model`` (aliases as property names)."""
+def structural_schema(model: type[BaseModel], *, core_types: bool = False) -> dict[str, Any]:
+    """The structural OpenAPI v3 schema of ``model`` (aliases as property names).
+    ``core_types``: keep the CORE_TYPE_KEY marks (for the strict field check, not a CRD)."""
     raw = model.model_json_schema(by_alias=True, mode="validation")
     definitions = raw.pop("$defs", {})
-    return _convert(raw, definitions, model.__name__)
+    return _convert(raw, definitions, model.__name__, core_types)

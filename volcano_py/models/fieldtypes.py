@@ -16,6 +16,7 @@ from pydantic.json_schema import JsonSchemaValue, WithJsonSchema
 from pydantic_core import CoreSchema
 
 from volcano_py.api.quantity import QuantityError, parse_quantity
+from volcano_py.models.crd_schema import CORE_TYPE_KEY
 from volcano_py.models.duration import DurationError, parse_duration
 
 # RFC 1123 names, the shapes Kubernetes uses for object names (subdomain) and for names that
@@ -115,3 +116,15 @@ OpenObject = Annotated[
     WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
 ]
 """A Kubernetes object volcano-py passes through untouched (a PVC spec, for example)."""
+
+PvcSpec = Annotated[
+    dict[str, Any],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+            CORE_TYPE_KEY: "V1PersistentVolumeClaimSpec",
+        }
+    ),
+]
+"""A ``v1.PersistentVolumeClaimSpec``, passed through; its fields are those of Kubernetes."""

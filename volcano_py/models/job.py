@@ -13,7 +13,7 @@ from volcano_py.models.fieldtypes import (
     DNS_SUBDOMAIN_PATTERN,
     GoDuration,
     Int32,
-    OpenObject,
+    PvcSpec,
     Timestamp,
 )
 from volcano_py.models.lifecycle import LifecyclePolicy
@@ -46,7 +46,7 @@ class VolumeSpec(VolcanoModel):
     """Where the volume is mounted in each container."""
     volume_claim_name: str | None = Field(default=None, max_length=253)
     """An existing PersistentVolumeClaim to mount."""
-    volume_claim: OpenObject | None = None
+    volume_claim: PvcSpec | None = None
     """The spec of a PersistentVolumeClaim to create for the job."""
 
 

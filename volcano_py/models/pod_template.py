@@ -15,7 +15,9 @@ from pydantic import AfterValidator
 from pydantic.json_schema import WithJsonSchema
 
 from volcano_py.api.quantity import QuantityError, parse_quantity
+from volcano_py.api.resource import Resource
 from volcano_py.models.base import SpecError
+from volcano_py.models.crd_schema import CORE_TYPE_KEY
 
 Path = tuple[str | int, ...]
 
@@ -62,6 +64,8 @@ def _check_template(template: dict[str, Any]) -> dict[str, Any]:
                     raise SpecError((*where, name), f"invalid quantity {amount!r}")
                 try:
                     parse_quantity(amount)
+                    # What the scheduler counts (milli-units for cpu) must fit in an int64.
+                    Resource.from_list({str(name): amount})
                 except QuantityError as error:
                     raise SpecError((*where, name), str(error)) from None
     return template
@@ -70,6 +74,12 @@ def _check_template(template: dict[str, Any]) -> dict[str, Any]:
 PodTemplate = Annotated[
     dict[str, Any],
     AfterValidator(_check_template),
-    WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+            CORE_TYPE_KEY: "V1PodTemplateSpec",
+        }
+    ),
 ]
 """A ``v1.PodTemplateSpec`` as a plain mapping, checked lightly (see the module docstring)."""

@@ -76,6 +76,8 @@ class Simulation:
     conf: SchedulerConf
     plugins: Mapping[str, PluginBuilder]
     scheduler_names: frozenset[str] = frozenset({DEFAULT_SCHEDULER_NAME})
+    # What a job made here gets without schedulerName (the first --scheduler-name).
+    job_scheduler_name: str = DEFAULT_SCHEDULER_NAME
     seed: int = 0
     clock: SimClock = field(default_factory=SimClock)
     # --assume-runtime: how long a running pod without a run-time annotation runs (seconds).
@@ -372,7 +374,7 @@ class Simulation:
 
     def _run_jobflows(self) -> None:
         # Jobs made from templates are defaulted as the input's jobs are (mutate_job).
-        for job_key in jobflows.run_jobflows(self.cluster, self.now(), DEFAULT_SCHEDULER_NAME):
+        for job_key in jobflows.run_jobflows(self.cluster, self.now(), self.job_scheduler_name):
             self._request(job_key, JobRequest(event="OutOfSync"))
 
     def now(self) -> dt.datetime:

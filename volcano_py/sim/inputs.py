@@ -12,8 +12,27 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api.quantity import QuantityError, parse_quantity
-from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
-from volcano_py.controllers.admission import mutate_job, mutate_pod_group, mutate_queue
+from volcano_py.api.resource import Resource
+from volcano_py.api.types import (
+    DEFAULT_QUEUE,
+    DEFAULT_SCHEDULER_NAME,
+    KUBE_DEFAULT_SCHEDULER_NAME,
+    ROOT_QUEUE,
+)
+from volcano_py.controllers.admission import (
+    mutate_job,
+    mutate_pod_group,
+    mutate_queue,
+    validate_job,
+)
+from volcano_py.models.object_meta_rules import metadata_problems
+from volcano_py.models.registry import model_for
+from volcano_py.models.strict_fields import (
+    core_problems,
+    core_type_of,
+    custom_problems,
+    strict_message,
+)
 from volcano_py.sim.batch_cronjobs import check_batch_cronjob
 from volcano_py.sim.loader import Document, SimInputError
 from volcano_py.sim.node_usage import usage_problem
@@ -71,8 +90,10 @@ def _check_quantities(document: Document, values: Any, path: str) -> None:
     for name, value in values.items():
         try:
             parse_quantity(value)
-        except QuantityError:
-            raise document.error(f"{path}.{name}", f"invalid quantity {value!r}") from None
+            # What the scheduler will count it in (milli-units for cpu) must fit in an int64.
+            Resource.from_list({str(name): value})
+        except QuantityError as error:
+            raise document.error(f"{path}.{name}", str(error)) from None
 
 
 def _check_pod_spec(document: Document, spec: Any, path: str) -> None:
@@ -101,7 +122,8 @@ def _default_pod(document: Document) -> dict[str, Any]:
     _check_pod_spec(document, spec, "spec")
     if not spec.get("containers"):
         raise document.error("spec.containers", "a pod needs at least one container")
-    spec.setdefault("schedulerName", DEFAULT_SCHEDULER_NAME)
+    # The API server's default: the pod is kube-scheduler's, not ours, unless it says so.
+    spec.setdefault("schedulerName", KUBE_DEFAULT_SCHEDULER_NAME)
     status = pod.setdefault("status", {})
     if not status.get("phase"):
         status["phase"] = "Running" if spec.get("nodeName") else "Pending"
@@ -160,6 +182,26 @@ def _check_resource_quota(document: Document) -> dict[str, Any]:
     return obj
 
 
+def _check_strict_fields(document: Document, api_version: str) -> None:
+    """The API server's strict field validation (kubectl's default): an unknown field, or one
+    of the wrong type, refuses the object before anything else looks at it; then its checks of
+    every object's metadata (name, namespace, labels, annotations)."""
+    kind = document.kind
+    model = model_for(api_version, kind) if kind in VOLCANO_KINDS else None
+    if model is not None:
+        problems = custom_problems(document.obj, model)
+    else:
+        core_type = core_type_of(api_version or CORE_KINDS.get(kind, ""), kind)
+        if core_type is None:
+            return  # a kind simulate does not read (warned as such) or a wrong apiVersion
+        problems = core_problems(document.obj, core_type)
+    if problems:
+        raise document.error("", strict_message(problems))
+    meta_problems = metadata_problems(document.obj)
+    if meta_problems:
+        raise document.error("", meta_problems[0])
+
+
 def _warn(result: SimInput, message: str) -> None:
     result.warnings.append(message)
     print(f"warning: {message}", file=sys.stderr)
@@ -195,7 +237,7 @@ def _ignored_fields(document: Document) -> list[str]:
     return ignored_fields(JobFlow.model_validate(document.obj))
 
 
-def _validate_volcano(document: Document) -> dict[str, Any]:
+def _validate_volcano(document: Document, scheduler_name: str) -> dict[str, Any]:
     from volcano_py.models.validation import ModelError, parse_object
 
     try:
@@ -209,7 +251,7 @@ def _validate_volcano(document: Document) -> dict[str, Any]:
         obj.setdefault("status", {}).setdefault("state", "Open")
     elif obj["kind"] == "Job":
         _check_job(document, obj)
-        obj = mutate_job(obj)
+        obj = mutate_job(obj, scheduler_name)
     elif obj["kind"] == "PodGroup":
         obj = mutate_pod_group(obj, None)
     return obj
@@ -224,6 +266,21 @@ def _check_job(document: Document, job: Mapping[str, Any]) -> None:
     for index, task in enumerate(tasks):
         template = (task or {}).get("template") or {}
         _check_pod_spec(document, template.get("spec") or {}, f"spec.tasks[{index}].template.spec")
+
+
+def _check_workload_size(document: Document) -> None:
+    """A Deployment, ReplicaSet or StatefulSet of more replicas (a batch/v1 Job running more
+    pods at once) than a cluster holds: refused as a Volcano Job of that size is."""
+    workload_spec = document.obj.get("spec")
+    field_name = "parallelism" if document.kind == "Job" else "replicas"
+    count = workload_spec.get(field_name) if isinstance(workload_spec, Mapping) else None
+    if isinstance(count, int) and not isinstance(count, bool) and count > MAX_PODS_OF_A_JOB:
+        raise document.error(
+            f"spec.{field_name}",
+            f"{count} pods, more than {MAX_PODS_OF_A_JOB}, the most pods Kubernetes supports in"
+            " one cluster (kubernetes.io/docs/setup/best-practices/cluster-large); simulate"
+            " refuses larger workloads",
+        )
 
 
 def _check_job_size(document: Document, tasks: Sequence[Any]) -> None:
@@ -316,15 +373,58 @@ def _check_queue_tree(queues: Sequence[tuple[Document, dict[str, Any]]]) -> None
             raise SimInputError(f"{document.where}: {problems[0]}")
 
 
-def read_inputs(documents: Sequence[Document]) -> SimInput:
+def _check_jobs_admitted(
+    jobs: Sequence[tuple[Document, dict[str, Any]]],
+    pod_groups: Sequence[tuple[Document, dict[str, Any]]],
+    queues: Sequence[tuple[Document, dict[str, Any]]],
+) -> None:
+    """The job webhook's validation on create (``validate_job``, as the live webhook runs it),
+    against the queues of the input and the two the scheduler makes when they are missing: a
+    job in a queue that does not exist or is not Open, a task without containers, duplicate
+    task names, an unknown job plugin ... is refused as the cluster would refuse it; likewise
+    a new PodGroup in a queue that is not Open."""
+    by_name: dict[str, Mapping[str, Any]] = {
+        str(obj["metadata"]["name"]): obj for _document, obj in queues
+    }
+    for name in (ROOT_QUEUE, DEFAULT_QUEUE):
+        by_name.setdefault(name, {"metadata": {"name": name}, "status": {"state": "Open"}})
+    for document, group in pod_groups:
+        # The podgroup webhook: its queue must be Open. (One that does not exist is taken: the
+        # group stays unplaced and says so, SIMULATION.md "Admission and bad input".)
+        queue_name = str((group.get("spec") or {}).get("queue") or DEFAULT_QUEUE)
+        queue = by_name.get(queue_name)
+        state = str(((queue or {}).get("status") or {}).get("state") or "Open")
+        if queue is not None and not group.get("status") and state != "Open":
+            raise document.error(
+                "spec.queue",
+                "admission webhook denied the request: can only submit PodGroup to queue with"
+                f" state `Open`, queue `{queue_name}` status is `{state}`",
+            )
+    for document, job in jobs:
+        if job.get("status"):
+            continue  # a dump's job: admitted when it was created (the queue may close later)
+        problems = validate_job(job, by_name)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise document.error("", f"admission webhook denied the request: {problems[0]}{more}")
+
+
+def read_inputs(
+    documents: Sequence[Document], scheduler_names: Sequence[str] = (DEFAULT_SCHEDULER_NAME,)
+) -> SimInput:
     """Validate and default every document; unknown kinds are reported and skipped. Pods and
-    nodes are defaulted in place: the returned objects are the documents' own."""
+    nodes are defaulted in place: the returned objects are the documents' own.
+    ``scheduler_names``: the scheduler's (``--scheduler-name``); the first is the one Volcano's
+    job webhook writes into a job without ``schedulerName``."""
     result = SimInput()
     queues: list[tuple[Document, dict[str, Any]]] = []
+    jobs: list[tuple[Document, dict[str, Any]]] = []
+    pod_groups: list[tuple[Document, dict[str, Any]]] = []
     jobflows: list[tuple[Document, dict[str, Any]]] = []
     for document in documents:
         kind = document.kind
         api_version = str(document.obj.get("apiVersion", ""))
+        _check_strict_fields(document, api_version)
         if (api_version, kind) == ("batch/v1", "CronJob"):  # not Volcano's either
             obj, notes = check_batch_cronjob(
                 document, lambda job: check_workload(job, _check_pod_spec)
@@ -332,12 +432,13 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
             for note in notes:
                 _warn(result, note)
         elif is_workload(api_version, kind):  # before VOLCANO_KINDS: batch/v1 Job is not Volcano's
+            _check_workload_size(document)
             obj, notes = check_workload(document, _check_pod_spec)
             for note in notes:
                 result.warnings.append(note)
                 print(f"warning: {note}", file=sys.stderr)
         elif kind in VOLCANO_KINDS:
-            obj = _validate_volcano(document)
+            obj = _validate_volcano(document, scheduler_names[0])
             for problem in _ignored_fields(document):
                 _warn(result, f"{document.where}: {document.label}: {problem}")
             if kind == "CronJob":
@@ -346,6 +447,10 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
                 jobflows.append((document, obj))
             if kind == "Queue":
                 queues.append((document, obj))
+            if kind == "Job":
+                jobs.append((document, obj))
+            if kind == "PodGroup":
+                pod_groups.append((document, obj))
         elif kind in CORE_KINDS:
             expected = CORE_KINDS[kind]
             if (
@@ -382,5 +487,6 @@ def read_inputs(documents: Sequence[Document]) -> SimInput:
         _check_run_times(document, obj)
         result.objects.append(obj)
     _check_queue_tree(queues)
+    _check_jobs_admitted(jobs, pod_groups, queues)
     _check_flow_templates(jobflows, result.objects)
     return result

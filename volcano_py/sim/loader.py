@@ -58,13 +58,32 @@ class Document:
         return SimInputError(f"{self.where}: {self.label}: {where}{problem}")
 
 
+# Limits past which an input describes no cluster that runs, and reading it would take the
+# machine's memory before anything is simulated. A dump of 5,000 nodes and 60,000 pods is about
+# 65,000 objects and 200 MB of YAML; Kubernetes supports at most 150,000 pods and 5,000 nodes
+# (kubernetes.io/docs/setup/best-practices/cluster-large).
+MAX_INPUT_BYTES: Final = 2 * 1024**3
+MAX_OBJECTS: Final = 500_000
+
+
 def _read(path: str) -> tuple[str, str]:
     if path == "-":
-        return "<stdin>", sys.stdin.read()
+        text = sys.stdin.read(MAX_INPUT_BYTES + 1)
+        if len(text) > MAX_INPUT_BYTES:
+            raise SimInputError(f"<stdin>: more than {MAX_INPUT_BYTES} bytes; simulate refuses it")
+        return "<stdin>", text
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise SimInputError(
+                f"{path}: {size} bytes, more than {MAX_INPUT_BYTES}; simulate refuses it"
+                " (split the dump, or leave out what the scheduler does not read)"
+            )
         return path, Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise SimInputError(f"{path}: cannot read: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise SimInputError(f"{path}: not UTF-8 text: {error.reason}") from error
 
 
 def _yaml_loader() -> type[yaml.SafeLoader] | type[yaml.CSafeLoader]:
@@ -117,13 +136,47 @@ def _documents(source: str, text: str) -> Iterator[tuple[int, Any]]:
         else:
             yield from enumerate(documents, start=1)
             return
+    aliases = "&" in text and "*" in text  # anchors and aliases: shared subtrees
     try:
-        yield from enumerate(yaml.load_all(text, Loader=_yaml_loader()), start=1)
+        for position, document in enumerate(yaml.load_all(text, Loader=_yaml_loader()), start=1):
+            if aliases:
+                _check_aliasing(source, position, document)
+            yield position, document
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error)
         raise SimInputError(f"{source}{at}: not valid YAML or JSON: {problem}") from error
+
+
+# go-yaml (which kubectl and the API server read YAML with) refuses a document whose aliases
+# expand it far past what it spells out ("document contains excessive aliasing"): a few lines
+# of nested aliases are otherwise billions of nodes. Refused here past the same kind of bound.
+MAX_EXPANDED_NODES: Final = 1_000_000
+
+
+def _check_aliasing(source: str, position: int, document: Any) -> None:
+    """Counts the nodes ``document`` has once every alias is expanded, each shared subtree
+    once (linear in what was parsed), and refuses it past MAX_EXPANDED_NODES."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(document, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if not isinstance(node, dict | list) or (id(node) in sizes and not children_done):
+            continue
+        children = list(node.values()) if isinstance(node, dict) else node
+        if not children_done:
+            sizes[id(node)] = 0  # visiting: a cycle through an alias counts as one node
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        total = 1 + sum(sizes.get(id(child), 1) for child in children)
+        sizes[id(node)] = total
+        if total > MAX_EXPANDED_NODES:
+            raise SimInputError(
+                f"{source}: document {position}: YAML aliases expand it to more than"
+                f" {MAX_EXPANDED_NODES} nodes (excessive aliasing); simulate refuses it"
+            )
 
 
 # The characters of a name the API server generates (``utilrand.String``: no vowels, no
@@ -160,8 +213,10 @@ def load_documents(paths: Sequence[str], *, seed: int = 0) -> list[Document]:
                             f"{source}: document {position}, item {index}: expected an object"
                         )
                     loaded.append(Document(item, source, position, index))
+                _check_count(loaded, source, position)
                 continue
             loaded.append(Document(document, source, position))
+            _check_count(loaded, source, position)
         if len(loaded) == before:
             raise SimInputError(f"{source}: no Kubernetes object in it (an empty file?)")
     names = random.Random(seed)
@@ -187,6 +242,15 @@ def load_documents(paths: Sequence[str], *, seed: int = 0) -> list[Document]:
         taken.add((document.kind, name))
         metadata["name"] = name
     return loaded
+
+
+def _check_count(loaded: Sequence[Document], source: str, position: int) -> None:
+    if len(loaded) > MAX_OBJECTS:
+        raise SimInputError(
+            f"{source}: document {position}: more than {MAX_OBJECTS} objects in the input;"
+            " simulate refuses it (Kubernetes' largest supported cluster, 5,000 nodes and"
+            " 150,000 pods, holds far fewer)"
+        )
 
 
 def _name_of(obj: Mapping[str, Any]) -> str | None:

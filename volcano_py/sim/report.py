@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api.resource import Resource
-from volcano_py.api.types import TaskStatus
+from volcano_py.api.types import KUBE_DEFAULT_SCHEDULER_NAME, TaskStatus
 from volcano_py.controllers.timefmt import format_go_duration
 from volcano_py.framework.session import Session
 from volcano_py.sim.clock import SimClock
@@ -118,6 +118,31 @@ def _unschedulable_reason(
     return job.fit_error()
 
 
+def _other_schedulers_pods(sim: Simulation) -> dict[str, str]:
+    """Pending pods that are not ours, and why simulate leaves them: a pod is placed by the
+    scheduler its ``spec.schedulerName`` names, and the API server names kube-scheduler's
+    (``default-scheduler``) when the pod names none."""
+    ours = ", ".join(sorted(sim.scheduler_names))
+    found: dict[str, str] = {}
+    for key, pod in sim.cluster.items("Pod"):
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName") or (pod.get("status") or {}).get("phase") != "Pending":
+            continue
+        scheduler = str(spec.get("schedulerName") or KUBE_DEFAULT_SCHEDULER_NAME)
+        if scheduler in sim.scheduler_names:
+            continue
+        found[key] = (
+            f"pod of scheduler {scheduler!r}, not ours ({ours}); simulate does not place it"
+            + (
+                " (a pod without spec.schedulerName is default-scheduler's, as the API server"
+                " fills it in)"
+                if scheduler == KUBE_DEFAULT_SCHEDULER_NAME
+                else ""
+            )
+        )
+    return found
+
+
 def build_report(sim: Simulation) -> dict[str, Any]:
     cluster = sim.cluster
     deserved = _deserved(sim.last_session)
@@ -140,6 +165,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         reason = _unschedulable_reason(sim, key, pod_group, rejections)
         if reason is not None:
             unschedulable[shown] = reason
+    unschedulable.update(_other_schedulers_pods(sim))
     jobs = {
         key: {
             "phase": ((job.get("status") or {}).get("state") or {}).get("phase", "Pending"),
@@ -266,6 +292,9 @@ def render_table(
         lines.extend(f"    {pod}" for pod in sorted(by_node[node]))
     if waiting:
         lines.append("  pending: " + ", ".join(sorted(waiting)))
+        for key in sorted(waiting):
+            if key in report["unschedulable"] and key not in report["podgroups"]:
+                lines.append(f"    {key}: {report['unschedulable'][key]}")
     if report["evictions"]:
         lines += ["", "EVICTIONS"] + [f"  {key}" for key in report["evictions"]]
     lines += ["", "POD GROUPS"]

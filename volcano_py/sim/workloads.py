@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
+from volcano_py.api.types import KUBE_DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.raw import (
     controller_of,
     controller_reference,
@@ -264,7 +264,8 @@ class WorkloadControllers:
         if generate_name:
             pod_meta["generateName"] = generate_name
         pod_spec = copy.deepcopy(dict(mapping(template.get("spec"))))
-        pod_spec.setdefault("schedulerName", DEFAULT_SCHEDULER_NAME)
+        # The API server's default: without one, the pod is kube-scheduler's, not ours.
+        pod_spec.setdefault("schedulerName", KUBE_DEFAULT_SCHEDULER_NAME)
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",

@@ -6,6 +6,7 @@ from volcano_py.controllers.cronjob_validation import cronjob_problems, template
 from volcano_py.operator.webhooks.checks import (
     CREATE,
     UPDATE,
+    embedded_field_problem,
     labelled,
     missing_object,
     model_problem,
@@ -30,6 +31,8 @@ async def validate(
         return deny(labelled(request, problems))
     problem = model_problem(request.object)
     if problem:
+        return deny(problem)
+    if request.operation == CREATE and (problem := embedded_field_problem(request)):
         return deny(problem)
     problems = template_problems(request.object, options.scheduler_name)
     return deny(labelled(request, problems)) if problems else allow()

@@ -8,6 +8,7 @@ from volcano_py.controllers.admission import mutate_job, validate_job
 from volcano_py.operator.webhooks.checks import (
     CREATE,
     UPDATE,
+    embedded_field_problem,
     labelled,
     missing_object,
     model_problem,
@@ -79,9 +80,10 @@ def update_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 async def validate(
     request: AdmissionRequest, view: ClusterView, options: WebhookOptions
 ) -> Verdict:
-    """On create: the models' field checks, then ``validate_job`` (after the create defaults,
-    so a job validated without the mutating webhook is judged as Volcano would store it),
-    queue included. On update: the field checks and what may change."""
+    """On create: the models' field checks, the pod templates' fields as upstream's CRD
+    checks them, then ``validate_job`` (after the create defaults, so a job validated without
+    the mutating webhook is judged as Volcano would store it), queue included. On update: the
+    field checks and what may change."""
     if request.operation not in (CREATE, UPDATE):
         return allow()
     if request.object is None:
@@ -95,5 +97,8 @@ async def validate(
             return allow()
         problems = update_problems(request.old_object, request.object)
         return deny(labelled(request, problems)) if problems else allow()
+    problem = embedded_field_problem(request)
+    if problem:
+        return deny(problem)
     problems = validate_job(job, await view.queues())
     return deny(labelled(request, problems)) if problems else allow()
