@@ -45,6 +45,8 @@ def allocate_tasks(
     ``hyper_node`` and ``sub_job`` are given by the HyperNode search only.
     """
     statement = ssn.statement()
+    # The job's metric series, looked up once for all the tasks placed here.
+    series = metrics.JobScheduledSeries(job.name, job.queue, job.namespace)
     allocated = sub_job.allocated_hyper_node if sub_job is not None else ""
     with_topology = sub_job is not None and sub_job.with_network_topology()
     for task in tasks:
@@ -89,7 +91,7 @@ def allocate_tasks(
         if best is None:
             continue
         if _place(statement, task, best):
-            record_job_scheduled(ssn, job)
+            record_job_scheduled(ssn, job, series)
             if with_topology:
                 allocated = _spanned(ssn, best.name, allocated)
         if ssn.job_ready(job):
@@ -130,14 +132,20 @@ def _place(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
     return True
 
 
-def record_job_scheduled(ssn: Session, job: JobInfo) -> None:
+def record_job_scheduled(
+    ssn: Session, job: JobInfo, series: metrics.JobScheduledSeries | None = None
+) -> None:
     """The job's end-to-end scheduling time so far and its last scheduling time, as upstream
     records them after every task it allocates or pipelines (dry runs included). The
     session's clock stands in for the moment of placement: a session lasts milliseconds,
-    the metric counts from job creation."""
+    the metric counts from job creation. ``series``: the job's, kept across its tasks."""
     created = metrics.epoch_seconds(job.creation_timestamp)
-    if created is not None:
+    if created is None:
+        return
+    if series is None:
         metrics.job_scheduled(job.name, job.queue, job.namespace, ssn.now, created)
+    else:
+        series.scheduled(ssn.now, created)
 
 
 def _spanned(ssn: Session, node: str, allocated: str) -> str:
