@@ -540,12 +540,11 @@ class StaticScores:
     def node_affinity(self, task: TaskInfo) -> FloatArray | None:
         """Summed weights of the matching preferred terms; None when the pod has none
         (PreScore ``Skip``) or they do not parse (PreScore fails upstream)."""
-        section = mapping(affinity(task.pod).get("nodeAffinity"))
-        raw = section.get("preferredDuringSchedulingIgnoredDuringExecution")
-        if raw is None:
+        key: Frozen = derived_fact(task, "nodeorder.preferred_node_affinity", _preferred_key)
+        if key is None:
             return None
-        key = freeze(raw)
         if key not in self._node_affinity:
+            section = mapping(affinity(task.pod).get("nodeAffinity"))
             terms, error = preferred_node_terms(section)
             if error:
                 log.warning("nodeorder: task %s: preferred node affinity: %s", task.key, error)
@@ -556,10 +555,10 @@ class StaticScores:
 
     def intolerable_taints(self, task: TaskInfo) -> FloatArray:
         """Untolerated ``PreferNoSchedule`` taints per node."""
-        raw = tolerations(task.pod)
-        key = freeze(raw)
+        key: Frozen = derived_fact(task, "nodeorder.tolerations", _tolerations_key)
         counts = self._taints.get(key)
         if counts is None:
+            raw = tolerations(task.pod)
             narrowed = prefer_no_schedule_tolerations([Toleration.of(t) for t in raw])
             group_of, groups = self.index.taint_groups()
             per_group = np.array(
@@ -567,6 +566,18 @@ class StaticScores:
             )
             counts = self._taints[key] = per_group[group_of]
         return counts
+
+
+def _preferred_key(task: TaskInfo) -> Frozen:
+    """The pod's preferred node-affinity terms as a cache key; None when it has none.
+    A fact of the pod alone, kept with the task: it is asked at every scoring."""
+    section = mapping(affinity(task.pod).get("nodeAffinity"))
+    raw = section.get("preferredDuringSchedulingIgnoredDuringExecution")
+    return None if raw is None else freeze(raw)
+
+
+def _tolerations_key(task: TaskInfo) -> Frozen:
+    return freeze(tolerations(task.pod))
 
 
 def pod_affinity_scores(state: ScoreState, index: NodeIndex, rows: IntArray) -> FloatArray:
