@@ -85,13 +85,14 @@ class NodeInfo:
     def _charge(self, task: TaskInfo, request: FloatArray, sign: float) -> None:
         m, row = self.matrix, self.row
         m.touch(row)
+        delta = sign * request  # once: the same values each line would compute
         if task.status is TaskStatus.PIPELINED:
-            m.pipelined[row] += sign * request
+            m.pipelined[row] += delta
             return
-        m.idle[row] -= sign * request
-        m.used[row] += sign * request
+        m.idle[row] -= delta
+        m.used[row] += delta
         if task.status is TaskStatus.RELEASING:
-            m.releasing[row] += sign * request
+            m.releasing[row] += delta
 
     @property
     def ready(self) -> bool:
