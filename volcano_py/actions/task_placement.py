@@ -122,9 +122,9 @@ def _nominated_candidates(task: TaskInfo, helper: PredicateHelper, rows: IntArra
 def _place(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
     """Allocate onto the node's idle, else pipeline onto its future idle."""
     try:
-        if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):
+        if node.idle_holds(task.init_resreq):
             statement.allocate(task, node)
-        elif task.init_resreq.less_equal(node.future_idle(), DimensionDefault.ZERO):
+        elif node.future_idle_holds(task.init_resreq):
             statement.pipeline(task, node.name, eviction_occurred=False)
     except StatementError as error:
         log.error("%s", error)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api.node_matrix import FloatArray, NodeMatrix
-from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
+from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource, fits_in_values
 from volcano_py.api.task import TaskInfo, parse_go_bool
 from volcano_py.api.types import NodePhase, TaskStatus
 
@@ -152,6 +152,25 @@ class NodeInfo:
     def pipelined(self) -> Resource:
         return self._resource("pipelined")
 
+    def idle_holds(self, request: Resource) -> bool:
+        """``request.less_equal(self.idle, DimensionDefault.ZERO)``, read off the row (asked
+        at every placement; building the idle Resource cost more than the comparison)."""
+        m = self.matrix
+        return fits_in_values(request, m.idle[self.row].tolist(), m.index.columns)
+
+    def future_idle_holds(self, request: Resource) -> bool:
+        """``request.less_equal(self.future_idle(), DimensionDefault.ZERO)``: the same
+        per-cell arithmetic as ``future_idle``, (idle + releasing) - pipelined."""
+        m, row = self.matrix, self.row
+        values = [
+            idle + releasing - pipelined
+            for idle, releasing, pipelined in zip(
+                m.idle[row].tolist(), m.releasing[row].tolist(), m.pipelined[row].tolist(),
+                strict=True,
+            )
+        ]
+        return fits_in_values(request, values, m.index.columns)
+
     def future_idle(self) -> Resource:
         m, row = self.matrix, self.row
         values = m.idle[row] + m.releasing[row] - m.pipelined[row]
@@ -170,7 +189,7 @@ class NodeInfo:
         if key in self.tasks:
             raise NodeFitError(f"task <{task.namespace}/{task.name}> already on node <{self.name}>")
         if self.node is not None:
-            if task.status is TaskStatus.BINDING:
+            if task.status is TaskStatus.BINDING and not self.idle_holds(task.resreq):
                 ok, names = task.resreq.less_equal_with_resources_name(
                     self.idle, DimensionDefault.ZERO
                 )

@@ -21,7 +21,7 @@ import logging
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Final
@@ -97,6 +97,20 @@ def is_scalar_resource_name(name: str) -> bool:
 
 def _less_equal(left: float, right: float) -> bool:
     return left < right or abs(left - right) < MIN_RESOURCE
+
+
+def fits_in_values(request: Resource, values: Sequence[float], columns: Mapping[str, int]) -> bool:
+    """``request.less_equal(available, DimensionDefault.ZERO)`` where ``available`` is a
+    matrix row (``values``, its scalar columns named by ``columns``), without building the
+    row's Resource: a column the row lacks counts as zero, as it would in that Resource."""
+    if not (_less_equal(request.milli_cpu, values[0]) and _less_equal(request.memory, values[1])):
+        return False
+    for name, value in request.scalar_resources.items():
+        column = columns.get(name)
+        right = values[column] if column is not None and 2 <= column < len(values) else 0.0
+        if not _less_equal(value, right):
+            return False
+    return True
 
 
 def _equal(left: float, right: float) -> bool:
