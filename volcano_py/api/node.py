@@ -165,7 +165,9 @@ class NodeInfo:
         values = [
             idle + releasing - pipelined
             for idle, releasing, pipelined in zip(
-                m.idle[row].tolist(), m.releasing[row].tolist(), m.pipelined[row].tolist(),
+                m.idle[row].tolist(),
+                m.releasing[row].tolist(),
+                m.pipelined[row].tolist(),
                 strict=True,
             )
         ]
