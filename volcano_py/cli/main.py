@@ -87,8 +87,11 @@ def process_main() -> None:
     command = next((a for a in sys.argv[1:2] if not a.startswith("-")), None)
     if command in _EXIT_WITHOUT_TEARDOWN:
         logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except OSError:
+            raise SystemExit(code) from None  # a closed pipe: the usual exit reports it
         os._exit(code)
     raise SystemExit(code)
 
