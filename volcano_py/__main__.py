@@ -1,3 +1,3 @@
-from volcano_py.cli.main import main
+from volcano_py.cli.main import process_main
 
-raise SystemExit(main())
+process_main()

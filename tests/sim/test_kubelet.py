@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from volcano_py.api.qos import qos_class
 from volcano_py.sim.identity import Identities, derived_uid
-from volcano_py.sim.kubelet import PodNetwork, SimKubelet
+from volcano_py.sim.kubelet import PodNetwork, SimKubelet, _dotted
 
 
 def _pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
@@ -135,3 +138,9 @@ def test_resource_versions_continue_above_the_given_ones() -> None:
     assert identities.given_version("41") == "41"
     assert identities.given_version("abc") is None
     assert identities.next_version() == "42"
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_dotted_writes_an_address_as_ipaddress_does(address: int) -> None:
+    """The pod-address formatter skips building ``IPv4Address``; the text must not change."""
+    assert _dotted(address) == str(ipaddress.IPv4Address(address))

@@ -46,6 +46,8 @@ def allocate_tasks(
     ``hyper_node`` and ``sub_job`` are given by the HyperNode search only.
     """
     statement = ssn.statement()
+    # The job's metric series, looked up once for all the tasks placed here.
+    series = metrics.JobScheduledSeries(job.name, job.queue, job.namespace)
     allocated = sub_job.allocated_hyper_node if sub_job is not None else ""
     with_topology = sub_job is not None and sub_job.with_network_topology()
     owner = sub_job.uid if sub_job is not None else None
@@ -100,7 +102,7 @@ def allocate_tasks(
         if best is None:
             continue
         if place_task(statement, task, best):
-            record_job_scheduled(ssn, job)
+            record_job_scheduled(ssn, job, series)
             if with_topology:
                 allocated = _spanned(ssn, best.name, allocated)
         if ready():
@@ -135,9 +137,9 @@ def _nominated_candidates(task: TaskInfo, helper: PredicateHelper, rows: IntArra
 def place_task(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
     """Allocate onto the node's idle, else pipeline onto its future idle."""
     try:
-        if task.init_resreq.less_equal(node.idle, DimensionDefault.ZERO):
+        if node.idle_holds(task.init_resreq):
             statement.allocate(task, node)
-        elif task.init_resreq.less_equal(node.future_idle(), DimensionDefault.ZERO):
+        elif node.future_idle_holds(task.init_resreq):
             statement.pipeline(task, node.name, eviction_occurred=False)
     except StatementError as error:
         log.error("%s", error)
@@ -145,14 +147,20 @@ def place_task(statement: Statement, task: TaskInfo, node: NodeInfo) -> bool:
     return True
 
 
-def record_job_scheduled(ssn: Session, job: JobInfo) -> None:
+def record_job_scheduled(
+    ssn: Session, job: JobInfo, series: metrics.JobScheduledSeries | None = None
+) -> None:
     """The job's end-to-end scheduling time so far and its last scheduling time, as upstream
     records them after every task it allocates or pipelines (dry runs included). The
     session's clock stands in for the moment of placement: a session lasts milliseconds,
-    the metric counts from job creation."""
+    the metric counts from job creation. ``series``: the job's, kept across its tasks."""
     created = metrics.epoch_seconds(job.creation_timestamp)
-    if created is not None:
+    if created is None:
+        return
+    if series is None:
         metrics.job_scheduled(job.name, job.queue, job.namespace, ssn.now, created)
+    else:
+        series.scheduled(ssn.now, created)
 
 
 def _spanned(ssn: Session, node: str, allocated: str) -> str:

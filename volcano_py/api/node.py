@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api.node_matrix import FloatArray, NodeMatrix
-from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
+from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource, fits_in_values
 from volcano_py.api.task import TaskInfo, parse_go_bool
 from volcano_py.api.types import NodePhase, TaskStatus
 
@@ -85,13 +85,14 @@ class NodeInfo:
     def _charge(self, task: TaskInfo, request: FloatArray, sign: float) -> None:
         m, row = self.matrix, self.row
         m.touch(row)
+        delta = sign * request  # once: the same values each line would compute
         if task.status is TaskStatus.PIPELINED:
-            m.pipelined[row] += sign * request
+            m.pipelined[row] += delta
             return
-        m.idle[row] -= sign * request
-        m.used[row] += sign * request
+        m.idle[row] -= delta
+        m.used[row] += delta
         if task.status is TaskStatus.RELEASING:
-            m.releasing[row] += sign * request
+            m.releasing[row] += delta
 
     @property
     def ready(self) -> bool:
@@ -151,6 +152,27 @@ class NodeInfo:
     def pipelined(self) -> Resource:
         return self._resource("pipelined")
 
+    def idle_holds(self, request: Resource) -> bool:
+        """``request.less_equal(self.idle, DimensionDefault.ZERO)``, read off the row (asked
+        at every placement; building the idle Resource cost more than the comparison)."""
+        m = self.matrix
+        return fits_in_values(request, m.idle[self.row].tolist(), m.index.columns)
+
+    def future_idle_holds(self, request: Resource) -> bool:
+        """``request.less_equal(self.future_idle(), DimensionDefault.ZERO)``: the same
+        per-cell arithmetic as ``future_idle``, (idle + releasing) - pipelined."""
+        m, row = self.matrix, self.row
+        values = [
+            idle + releasing - pipelined
+            for idle, releasing, pipelined in zip(
+                m.idle[row].tolist(),
+                m.releasing[row].tolist(),
+                m.pipelined[row].tolist(),
+                strict=True,
+            )
+        ]
+        return fits_in_values(request, values, m.index.columns)
+
     def future_idle(self) -> Resource:
         m, row = self.matrix, self.row
         values = m.idle[row] + m.releasing[row] - m.pipelined[row]
@@ -169,7 +191,7 @@ class NodeInfo:
         if key in self.tasks:
             raise NodeFitError(f"task <{task.namespace}/{task.name}> already on node <{self.name}>")
         if self.node is not None:
-            if task.status is TaskStatus.BINDING:
+            if task.status is TaskStatus.BINDING and not self.idle_holds(task.resreq):
                 ok, names = task.resreq.less_equal_with_resources_name(
                     self.idle, DimensionDefault.ZERO
                 )

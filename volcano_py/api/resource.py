@@ -21,7 +21,7 @@ import logging
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Final
@@ -97,6 +97,20 @@ def is_scalar_resource_name(name: str) -> bool:
 
 def _less_equal(left: float, right: float) -> bool:
     return left < right or abs(left - right) < MIN_RESOURCE
+
+
+def fits_in_values(request: Resource, values: Sequence[float], columns: Mapping[str, int]) -> bool:
+    """``request.less_equal(available, DimensionDefault.ZERO)`` where ``available`` is a
+    matrix row (``values``, its scalar columns named by ``columns``), without building the
+    row's Resource: a column the row lacks counts as zero, as it would in that Resource."""
+    if not (_less_equal(request.milli_cpu, values[0]) and _less_equal(request.memory, values[1])):
+        return False
+    for name, value in request.scalar_resources.items():
+        column = columns.get(name)
+        right = values[column] if column is not None and 2 <= column < len(values) else 0.0
+        if not _less_equal(value, right):
+            return False
+    return True
 
 
 def _equal(left: float, right: float) -> bool:
@@ -688,6 +702,26 @@ def _container_request(
 def _statuses_by_name(pod: Mapping[str, Any], key: str) -> dict[str, Any]:
     statuses = _mapping(pod.get("status")).get(key) or []
     return {str(s.get("name", "")): s for s in statuses if isinstance(s, Mapping)}
+
+
+def same_pod_request(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Is ``pod_request(new)`` sure to equal ``pod_request(old)`` without reading either?
+    True when both share one ``spec`` object (a status-only update of an object written
+    copy-on-write, as the simulated cluster writes them) and neither has a container status
+    reporting resources (in-place resize), the only part of the status ``pod_request`` reads
+    then: a pod going Running costs no second parse of its containers."""
+    if old.get("spec") is not new.get("spec"):
+        return False
+    return not _reports_resources(old) and not _reports_resources(new)
+
+
+def _reports_resources(pod: Mapping[str, Any]) -> bool:
+    status = _mapping(pod.get("status"))
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for container in status.get(key) or []:
+            if isinstance(container, Mapping) and isinstance(container.get("resources"), Mapping):
+                return True
+    return False
 
 
 def pod_request(pod: Mapping[str, Any]) -> Resource:

@@ -152,10 +152,12 @@ class TaskInfo:
     derived: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_pod(cls, pod: Mapping[str, Any]) -> TaskInfo:
+    def from_pod(cls, pod: Mapping[str, Any], request: Resource | None = None) -> TaskInfo:
+        """``request``: ``pod_request(pod)`` when the caller already knows it."""
         meta = _meta(pod)
         spec = pod.get("spec") or {}
-        request = pod_request(pod)
+        if request is None:
+            request = pod_request(pod)
         annotations = meta.get("annotations") or {}
         priority = spec.get("priority")
         task = cls(

@@ -24,7 +24,7 @@ from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.node_usage import NodeUsage
 from volcano_py.api.numa import NumatopoInfo, NumatopologySpecError, parse_numatopology
 from volcano_py.api.queue import QueueInfo
-from volcano_py.api.resource import Resource
+from volcano_py.api.resource import Resource, same_pod_request
 from volcano_py.api.task import TaskInfo, pod_key
 from volcano_py.api.types import (
     COMPLETED_STATUSES,
@@ -162,11 +162,15 @@ class SchedulerCache:
 
     def _on_pod(self, event_type: str, pod: Mapping[str, Any]) -> None:
         key = pod_key(pod)
-        if key in self.tasks:
-            self._remove_task(self.tasks[key])
+        previous = self.tasks.get(key)
+        if previous is not None:
+            self._remove_task(previous)
         if event_type == DELETED or not self._tracks_pod(pod):
             return
-        task = TaskInfo.from_pod(pod)
+        request = None
+        if previous is not None and same_pod_request(previous.pod, pod):
+            request = previous.resreq  # shared, as task copies share it: never mutated
+        task = TaskInfo.from_pod(pod, request)
         self._add_task(task)
         if event_type == ADDED and not task.node_name:
             self._observe_watched(task)

@@ -304,10 +304,35 @@ def job_scheduled(job_name: str, queue: str, namespace: str, now: float, created
     """A task of the job was just allocated or pipelined at ``now`` (Unix seconds), the job
     created at ``created``: ``UpdateE2eSchedulingDurationByJob`` (the per-job gauge and the
     histogram) and ``UpdateE2eSchedulingLastTimeByJob``."""
-    elapsed = milliseconds(max(0.0, now - created))
-    E2E_JOB_SCHEDULING_DURATION.labels(job_name, queue, namespace).set(elapsed)
-    E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
-    E2E_JOB_SCHEDULING_LAST_TIME.labels(job_name, queue, namespace).set(int(now))
+    JobScheduledSeries(job_name, queue, namespace).scheduled(now, created)
+
+
+class JobScheduledSeries:
+    """``job_scheduled`` for one job, its two gauge series looked up on first use and then
+    kept: a gang's tasks are placed one after another, and the label lookup was most of the
+    cost of recording each. Kept for one allocation attempt only; if the job is deleted
+    meanwhile its removed series are not brought back by the attempt's later tasks."""
+
+    __slots__ = ("_duration", "_last", "job_name", "namespace", "queue")
+
+    def __init__(self, job_name: str, queue: str, namespace: str) -> None:
+        self.job_name, self.queue, self.namespace = job_name, queue, namespace
+        self._duration: Gauge | None = None
+        self._last: Gauge | None = None
+
+    def scheduled(self, now: float, created: float) -> None:
+        elapsed = milliseconds(max(0.0, now - created))
+        if self._duration is None or self._last is None:
+            labels = (self.job_name, self.queue, self.namespace)
+            self._duration = E2E_JOB_SCHEDULING_DURATION.labels(*labels)
+            self._duration.set(elapsed)
+            E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
+            self._last = E2E_JOB_SCHEDULING_LAST_TIME.labels(*labels)
+            self._last.set(int(now))
+            return
+        self._duration.set(elapsed)
+        E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
+        self._last.set(int(now))
 
 
 def forget_job(job_name: str, queue: str, namespace: str) -> None:

@@ -58,6 +58,7 @@ from volcano_py.plugins._kube_scheduling.podspec import (
     freeze,
     init_containers,
     mapping,
+    sequence,
     spec,
     tolerations,
 )
@@ -125,13 +126,25 @@ def _names_cpu_and_memory(container: Mapping[str, Any]) -> bool:
     return (CPU in requests or CPU in limits) and (MEMORY in requests or MEMORY in limits)
 
 
+def _all_name_cpu_and_memory(pod: Mapping[str, Any]) -> bool:
+    """Does every container (init containers too) name cpu and memory? The same test as
+    ``_names_cpu_and_memory`` over ``containers`` and ``init_containers``, without building
+    their lists: it runs once for every pod of the session (the running ones included)."""
+    pod_spec = spec(pod)
+    for field_name in ("containers", "initContainers"):
+        for container in sequence(pod_spec.get(field_name)):
+            if not _names_cpu_and_memory(mapping(container)):
+                return False
+    return True
+
+
 def non_zero_request(pod: Mapping[str, Any], cpu: float, memory: float) -> tuple[float, float]:
     """``(milli cpu, memory)`` of ``PodRequests`` with ``NonMissingContainerRequests``: each
     container (init containers too) that does not name cpu or memory counts the default.
     ``cpu``/``memory`` are the pod's real requests, returned as is when nothing is missing."""
-    pod_containers, pod_inits = containers(pod), init_containers(pod)
-    if all(_names_cpu_and_memory(c) for c in (*pod_containers, *pod_inits)):
+    if _all_name_cpu_and_memory(pod):
         return cpu, memory  # the common case, checked without copying anything
+    pod_containers, pod_inits = containers(pod), init_containers(pod)
 
     def amounts(requests: Mapping[str, Any]) -> tuple[int, int]:
         milli = (
@@ -473,12 +486,17 @@ class RequestedTracker:
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
         self.version[row] += 1
         resreq = task.resreq
-        self.requested[row] += sign * np.array(
-            [resreq.milli_cpu, resreq.memory, resreq.scalar_resources.get(GPU, 0.0)]
-        )
+        # Cell by cell: the same float64 additions as adding a row vector, without building
+        # one (this runs at every placement).
+        requested = self.requested
+        requested[row, 0] += sign * resreq.milli_cpu
+        requested[row, 1] += sign * resreq.memory
+        requested[row, 2] += sign * resreq.scalar_resources.get(GPU, 0.0)
         if self._known[row]:
             cpu, memory = task_non_zero(task)
-            self._extra[row] += sign * np.array([cpu - resreq.milli_cpu, memory - resreq.memory])
+            extra = self._extra
+            extra[row, 0] += sign * (cpu - resreq.milli_cpu)
+            extra[row, 1] += sign * (memory - resreq.memory)
 
 
 # Up to this many rows, scoring row by row in Python beats numpy's per-call overhead.
@@ -522,12 +540,11 @@ class StaticScores:
     def node_affinity(self, task: TaskInfo) -> FloatArray | None:
         """Summed weights of the matching preferred terms; None when the pod has none
         (PreScore ``Skip``) or they do not parse (PreScore fails upstream)."""
-        section = mapping(affinity(task.pod).get("nodeAffinity"))
-        raw = section.get("preferredDuringSchedulingIgnoredDuringExecution")
-        if raw is None:
+        key: Frozen = derived_fact(task, "nodeorder.preferred_node_affinity", _preferred_key)
+        if key is None:
             return None
-        key = freeze(raw)
         if key not in self._node_affinity:
+            section = mapping(affinity(task.pod).get("nodeAffinity"))
             terms, error = preferred_node_terms(section)
             if error:
                 log.warning("nodeorder: task %s: preferred node affinity: %s", task.key, error)
@@ -538,10 +555,10 @@ class StaticScores:
 
     def intolerable_taints(self, task: TaskInfo) -> FloatArray:
         """Untolerated ``PreferNoSchedule`` taints per node."""
-        raw = tolerations(task.pod)
-        key = freeze(raw)
+        key: Frozen = derived_fact(task, "nodeorder.tolerations", _tolerations_key)
         counts = self._taints.get(key)
         if counts is None:
+            raw = tolerations(task.pod)
             narrowed = prefer_no_schedule_tolerations([Toleration.of(t) for t in raw])
             group_of, groups = self.index.taint_groups()
             per_group = np.array(
@@ -549,6 +566,18 @@ class StaticScores:
             )
             counts = self._taints[key] = per_group[group_of]
         return counts
+
+
+def _preferred_key(task: TaskInfo) -> Frozen:
+    """The pod's preferred node-affinity terms as a cache key; None when it has none.
+    A fact of the pod alone, kept with the task: it is asked at every scoring."""
+    section = mapping(affinity(task.pod).get("nodeAffinity"))
+    raw = section.get("preferredDuringSchedulingIgnoredDuringExecution")
+    return None if raw is None else freeze(raw)
+
+
+def _tolerations_key(task: TaskInfo) -> Frozen:
+    return freeze(tolerations(task.pod))
 
 
 def pod_affinity_scores(state: ScoreState, index: NodeIndex, rows: IntArray) -> FloatArray:

@@ -124,7 +124,8 @@ class AffinityTracker:
     # ------------------------------------------------------------------ events
 
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
-        with_affinity = has_pod_affinity(task.pod)
+        # Memoised per pod, as in ``with_affinity``: this runs at every placement.
+        with_affinity = derived_fact(task, "predicates.has_pod_affinity", _has_affinity)
         info = self.info(task)
         if self._with_affinity is not None and with_affinity:
             if sign > 0:

@@ -20,7 +20,7 @@ import numpy as np
 
 from volcano_py.api.node_matrix import BoolArray, NodeMatrix
 from volcano_py.api.resource import PODS
-from volcano_py.api.task import TaskInfo
+from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.api.types import NODE_POD_NUMBER_EXCEEDED, Status, StatusCode
 from volcano_py.framework.hooks import NodeMask
 from volcano_py.plugins._kube_scheduling.node_index import NodeIndex, required_affinity_mask
@@ -83,6 +83,10 @@ def signature(pod: Mapping[str, object]) -> Frozen:
         freeze(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")),
         freeze(tolerations(pod)),
     )
+
+
+def _task_signature(task: TaskInfo) -> Frozen:
+    return signature(task.pod)
 
 
 def static_status(
@@ -150,7 +154,8 @@ class StaticMasks:
         cached = self._by_task.get(task.uid)
         if cached is not None and cached[0] is task.pod:
             return cached[1]
-        key = signature(task.pod)
+        # A fact of the pod alone, kept with the task (later sessions ask it again).
+        key: Frozen = derived_fact(task, "predicates.static_signature", _task_signature)
         node_mask = self._by_signature.get(key)
         if node_mask is None:
             node_mask = self._by_signature[key] = self._build(StaticSpec.of(task.pod))

@@ -1,0 +1,35 @@
+"""``same_pod_request``: when the cache may keep a pod's parsed request across an update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volcano_py.api.resource import pod_request, same_pod_request
+
+
+def _pod(status: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}
+    return {"metadata": {"name": "p"}, "spec": spec, "status": status or {"phase": "Pending"}}
+
+
+def test_a_status_only_update_of_a_shared_spec_keeps_the_request() -> None:
+    old = _pod()
+    new = {**old, "status": {"phase": "Running", "containerStatuses": [{"name": "c"}]}}
+    assert same_pod_request(old, new)
+    assert pod_request(new) == pod_request(old)
+
+
+def test_a_new_spec_object_is_parsed_again() -> None:
+    old = _pod()
+    new = {**old, "spec": dict(old["spec"])}
+    assert not same_pod_request(old, new)
+
+
+def test_a_container_status_reporting_resources_is_parsed_again() -> None:
+    """In-place resize: the reported resources count, so the status matters."""
+    old = _pod()
+    resized = {"name": "c", "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}}
+    new = {**old, "status": {"phase": "Running", "containerStatuses": [resized]}}
+    assert not same_pod_request(old, new)
+    assert not same_pod_request(new, old)
+    assert pod_request(new) != pod_request(old)
