@@ -128,7 +128,10 @@ class Harness:
         self.api = MemoryApi()
         self.store = ObjectStore()
         self.events = Events()
-        self.jobs = JobController(self.api, self.store, self.events)
+        # A fixed clock: runs compared object for object must not differ by a second boundary.
+        self.jobs = JobController(
+            self.api, self.store, self.events, clock=lambda: "2026-01-01T00:00:00Z"
+        )
         self.queues = QueueController(self.api, self.store, self.events)
         self.pod_groups = PodGroupController(self.api, self.store, ["volcano"])
         self.commands = CommandConsumer(self.api, self.store, self.jobs, self.queues)
