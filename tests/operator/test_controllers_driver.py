@@ -422,3 +422,41 @@ def test_a_status_the_job_controller_writes_is_told_to_the_other_job_followers()
 
     run(scenario())
     assert told == [("", "Pending")]
+
+
+def test_a_job_deleted_while_its_pods_are_created_gets_none_of_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Upstream's ``deleteJob`` only forgets the Job (the garbage collector removes its pods);
+    here the creates of that sync not yet sent are dropped too, and a Job made again under
+    the same name (another UID) does not get the old one's pods."""
+    monkeypatch.setattr(jobs_module, "POD_CREATES_IN_FLIGHT", 1)
+
+    def template(index: int, uid: str = "job1-uid") -> dict[str, Any]:
+        owner = {"kind": "Job", "name": "job1", "uid": uid, "controller": True}
+        return {"metadata": {"name": f"job1-worker-{index}", "namespace": NS,
+                             "ownerReferences": [owner]}}  # fmt: skip
+
+    async def scenario() -> tuple[Harness, Harness]:
+        deleted = Harness()
+        deleted.store.apply("Job", "ADDED", job())
+        real_request = deleted.api.request
+
+        async def request(method: str, path: str, body: Any = None, **kw: Any) -> Any:
+            answer = await real_request(method, path, body, **kw)
+            if method == "POST" and path == PODS:  # the watch delivers the Job's deletion
+                deleted.watch("Job", "DELETED", job())
+            return answer
+
+        monkeypatch.setattr(deleted.api, "request", request)
+        await deleted.jobs.apply("ns/job1", job(), JobChanges(
+            create_pods=[template(index) for index in range(5)]))  # fmt: skip
+        renamed = Harness()
+        renamed.store.apply("Job", "ADDED", {**job(), "metadata": {
+            **job()["metadata"], "uid": "another-uid"}})  # fmt: skip
+        await renamed.jobs.apply("ns/job1", job(), JobChanges(create_pods=[template(0)]))
+        return deleted, renamed
+
+    deleted, renamed = run(scenario())
+    assert deleted.api.created(PODS) == ["job1-worker-0"]
+    assert renamed.api.created(PODS) == []

@@ -370,6 +370,10 @@ class JobController:
         pod_name = str((pod.get("metadata") or {}).get("name"))
         if self.store.get("Pod", f"{namespace}/{pod_name}") is not None:
             return
+        if not self._job_still_there(job_key, pod):
+            # Deleted while its pods were being created: upstream's in-flight creates go on
+            # and the garbage collector removes them; the ones not yet sent are not sent.
+            return
         try:
             created = await self.api.request("POST", namespaced_path(POD, namespace), pod)
         except ApiError as error:
@@ -385,6 +389,17 @@ class JobController:
             )
             return
         self._observe_pod_creation(job_key, created)
+
+    def _job_still_there(self, job_key: str, pod: Obj) -> bool:
+        """The Job the pod is made for is still in the store (the same one: its UID is the
+        pod's controller reference, so a Job deleted and made again under the same name does
+        not get the old one's pods)."""
+        job = self.store.get("Job", job_key)
+        if job is None:
+            return False
+        owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+        owner_uid = next((o.get("uid") for o in owners if o.get("controller")), None)
+        return owner_uid is None or owner_uid == (job.get("metadata") or {}).get("uid")
 
     def _observe_pod_creation(self, job_key: str, pod: Obj | None) -> None:
         """``ObserveJobToPodCreationLatency``: from the job's creation to the pod's."""
