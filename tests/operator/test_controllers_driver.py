@@ -200,7 +200,8 @@ def test_job_gets_pod_group_then_pods_once_inqueue() -> None:
         h.api.objects[pg_path]["metadata"]["resourceVersion"] = "999"
         h.echo("PodGroup", PGS)
         await h.drain()
-        assert h.api.created(PODS) == ["job1-worker-0", "job1-worker-1"]
+        assert f"{PODS}/job1-worker-0" in h.api.objects
+        assert f"{PODS}/job1-worker-1" in h.api.objects
         return h
 
     h = run(scenario())
@@ -460,3 +461,35 @@ def test_a_job_deleted_while_its_pods_are_created_gets_none_of_the_rest(
     deleted, renamed = run(scenario())
     assert deleted.api.created(PODS) == ["job1-worker-0"]
     assert renamed.api.created(PODS) == []
+
+
+def test_a_forbidden_pod_create_is_reported_and_retried() -> None:
+    """Right after an API server restart its RBAC caches are empty and every create is 403
+    for a moment (seen in tests/cluster/test_controllers_faults.py): upstream requeues the
+    failed sync, so the pod is made once the server allows it."""
+
+    async def scenario() -> None:
+        h = Harness()
+        h.store.apply("Job", "ADDED", job())
+        h.api.objects[f"{JOBS}/job1"] = job()
+        h.api.fail[("POST", PODS)] = ApiError("POST", PODS, 403, "pods is forbidden")
+        changes = JobChanges(create_pods=[{"metadata": {"name": "job1-worker-0", "namespace": NS}}])
+        with pytest.raises(ApiError) as error:
+            await h.jobs.apply("ns/job1", job(), changes)
+        assert error.value.status == 403
+        assert h.events.recorded[-1][3:5] == ("Warning", "FailedCreatePodSandBox")
+        # Through the work queue: the sync is retried.
+        h = Harness()
+        h.add_job(job())
+        await h.drain()
+        pg_path = f"{PGS}/job1-job1-uid"
+        h.api.objects[pg_path]["status"]["phase"] = "Inqueue"
+        h.echo("PodGroup", PGS)
+        h.api.fail[("POST", PODS)] = ApiError("POST", PODS, 403, "pods is forbidden")
+        with pytest.raises(RetryLater):
+            await h.jobs._handle("ns/job1", [JobRequest(event="OutOfSync")])
+        await h.jobs._handle("ns/job1", [JobRequest(event="OutOfSync")])
+        assert f"{PODS}/job1-worker-0" in h.api.objects
+        assert f"{PODS}/job1-worker-1" in h.api.objects
+
+    run(scenario())

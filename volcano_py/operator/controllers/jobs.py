@@ -80,7 +80,11 @@ POD_CREATES_IN_FLIGHT: Final = 64
 
 
 def _retry_worthy(error: ApiError) -> bool:
-    return error.conflict or error.transient
+    """Upstream requeues every failed sync. Here a conflict, a transient failure and a 403 are
+    retried with back-off: an API server that has just restarted answers 403 until its RBAC
+    caches are loaded, and a ResourceQuota's 403 lifts when pods go. Other refusals (an
+    invalid pod template) are the user's to fix and are reported, not retried."""
+    return error.conflict or error.transient or error.status == 403
 
 
 class JobController:
@@ -379,14 +383,17 @@ class JobController:
         except ApiError as error:
             if error.conflict:  # AlreadyExists: our watch has not seen it yet
                 return
-            if _retry_worthy(error):
+            forbidden = error.status == 403
+            if _retry_worthy(error) and not forbidden:
                 raise
-            # Refused for good (a bad template, a quota): the user's to fix; not retried.
+            # Refused: reported; a 403 (a quota, RBAC not loaded yet) is retried as well.
             log.error("Job %s: cannot create pod %s: %s", job_key, pod_name, error)
             _, name = split_key(job_key)
             self.recorder.record(
                 "Job", namespace, name, "Warning", "FailedCreatePodSandBox", error.message
             )
+            if forbidden:
+                raise
             return
         self._observe_pod_creation(job_key, created)
 
