@@ -2,9 +2,12 @@
 ``sync_job`` per request, ``JobChanges`` -> API writes (as ``Simulation._apply_job_changes``).
 
 Writes are idempotent: a pod or object that already exists counts as created, one already gone
-as deleted. A write that loses a race (409 on the Job status or the PodGroup) or meets a
-transient API error ends the round; the requests left are run again after a back-off, against
-the store as the watches have refreshed it by then.
+as deleted. A write that loses a race (409 on the Job status or the PodGroup), meets a
+transient API error or is forbidden (403) ends the round; the requests left are run again after
+a back-off, against the store as the watches have refreshed it by then.
+
+A deleted Job's pods and PodGroup are left to the garbage collector (their owner references),
+as upstream does; only the pod creates of its last sync not yet sent are dropped.
 """
 
 from __future__ import annotations
@@ -126,7 +129,8 @@ class JobController:
         key = f"{(new.get('metadata') or {}).get('namespace') or 'default'}/"
         key += str((new.get("metadata") or {}).get("name"))
         if event_type == "DELETED":
-            # Its pods and PodGroup carry owner references: the garbage collector removes them.
+            # Its pods and PodGroup carry owner references: the garbage collector removes them
+            # (upstream's deleteJob does no more); creates still waiting are not sent.
             for pending in self.delayed.pop(key, []):
                 pending.timer.cancel()
             self.refused.pop(key, None)
