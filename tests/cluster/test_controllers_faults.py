@@ -170,9 +170,10 @@ def test_a_410_relists_and_a_job_deleted_meanwhile_is_forgotten(
     compacting_plane: ControlPlane, tmp_path: Path, scheduler_name: str
 ) -> None:
     """The controllers are frozen while the API server restarts (their watches are cut), a
-    Job they knew is deleted with its PodGroup and pods (as the garbage collector would) and
-    another is created, and history is compacted away. Thawed, their watches meet 410 Gone:
-    they list again, make the new job's PodGroup and pods, and never the deleted one's."""
+    Job they knew, its PodGroup still Pending, is deleted, another is created, and history is
+    compacted away. Thawed, their watches meet 410 Gone and they list again: the new job gets
+    its pods, and the deleted one none, although its PodGroup (no garbage collector removes
+    it here) is then enqueued, the event that makes a known job's pods."""
     plane = compacting_plane
     plane.create_namespace("relist")
     controllers = ControllersProcess(
@@ -182,16 +183,12 @@ def test_a_410_relists_and_a_job_deleted_meanwhile_is_forgotten(
     try:
         controllers.wait_ready(timeout=30)
         plane.create(job_manifest("doomed", scheduler_name, replicas=2), "relist")
-        wait_until("the doomed job's pods", lambda: job_created(plane, "relist", "doomed", 2),
+        wait_until("the doomed job's PodGroup", lambda: bool(pod_groups(plane, "relist")),
                    timeout=60, diagnose=controllers.log)  # fmt: skip
-        job_lists = controllers.requests("jobs", "LIST", "200")
         assert controllers.process is not None
         controllers.process.send_signal(signal.SIGSTOP)
         plane.restart("kube-apiserver")
         plane.request("DELETE", f"{JOB_PATH}/namespaces/relist/jobs/doomed")
-        plane.request("DELETE", f"{PG_PATH}/namespaces/relist/podgroups")
-        plane.request("DELETE", "/api/v1/namespaces/relist/pods",
-                      params={"gracePeriodSeconds": "0"})  # fmt: skip
         plane.create(job_manifest("fresh", scheduler_name, replicas=2), "relist")
         for index in range(20):
             plane.create({"apiVersion": "v1", "kind": "ConfigMap",
@@ -199,18 +196,23 @@ def test_a_410_relists_and_a_job_deleted_meanwhile_is_forgotten(
         time.sleep(5)  # two compactions: the versions the watches hold are gone
         with PodUids(plane, "relist") as seen:
             controllers.process.send_signal(signal.SIGCONT)
-            controllers.wait_for("a relist of jobs",
-                                 lambda: controllers.requests("jobs", "LIST", "200") > job_lists,
-                                 timeout=30)  # fmt: skip
+            controllers.wait_for(
+                "the Job relist",
+                lambda: (
+                    "Job: relist found 1 deleted while the watch was down" in controllers.log(None)
+                ),
+                timeout=30,
+            )
             wait_until("the fresh job's pods", lambda: job_created(plane, "relist", "fresh", 2),
                        timeout=60, diagnose=controllers.log)  # fmt: skip
-            time.sleep(1)  # a stale Job would have had its requests run by now
+            time.sleep(1)  # the doomed PodGroup's Inqueue event has been handled by now
         assert sorted(list_pods(plane, "relist")) == sorted(pod_names("fresh", 2))
-        assert set(seen.uids) == pod_names("fresh", 2), "the deleted job's pods came back"
-        assert [name.rsplit("-", 5)[0] for name in pod_groups(plane, "relist")] == ["fresh"]
+        assert set(seen.uids) == pod_names("fresh", 2), "the deleted job's pods were made"
+        phases = {name.rsplit("-", 5)[0]: (pg.get("status") or {}).get("phase")
+                  for name, pg in pod_groups(plane, "relist").items()}  # fmt: skip
+        assert phases == {"doomed": "Inqueue", "fresh": "Inqueue"}
         log = controllers.log(None)
         assert "Job watch: resourceVersion" in log and "expired (410)" in log, log[-3000:]
-        assert "Job: relist found 1 deleted while the watch was down" in log
     finally:
         controllers.kill()
 
