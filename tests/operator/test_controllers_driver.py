@@ -203,7 +203,8 @@ def test_job_gets_pod_group_then_pods_once_inqueue() -> None:
         h.api.objects[pg_path]["metadata"]["resourceVersion"] = "999"
         h.echo("PodGroup", PGS)
         await h.drain()
-        assert h.api.created(PODS) == ["job1-worker-0", "job1-worker-1"]
+        assert f"{PODS}/job1-worker-0" in h.api.objects
+        assert f"{PODS}/job1-worker-1" in h.api.objects
         return h
 
     h = run(scenario())
@@ -425,3 +426,73 @@ def test_a_status_the_job_controller_writes_is_told_to_the_other_job_followers()
 
     run(scenario())
     assert told == [("", "Pending")]
+
+
+def test_a_job_deleted_while_its_pods_are_created_gets_none_of_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Upstream's ``deleteJob`` only forgets the Job (the garbage collector removes its pods);
+    here the creates of that sync not yet sent are dropped too, and a Job made again under
+    the same name (another UID) does not get the old one's pods."""
+    monkeypatch.setattr(jobs_module, "POD_CREATES_IN_FLIGHT", 1)
+
+    def template(index: int, uid: str = "job1-uid") -> dict[str, Any]:
+        owner = {"kind": "Job", "name": "job1", "uid": uid, "controller": True}
+        return {"metadata": {"name": f"job1-worker-{index}", "namespace": NS,
+                             "ownerReferences": [owner]}}  # fmt: skip
+
+    async def scenario() -> tuple[Harness, Harness]:
+        deleted = Harness()
+        deleted.store.apply("Job", "ADDED", job())
+        real_request = deleted.api.request
+
+        async def request(method: str, path: str, body: Any = None, **kw: Any) -> Any:
+            answer = await real_request(method, path, body, **kw)
+            if method == "POST" and path == PODS:  # the watch delivers the Job's deletion
+                deleted.watch("Job", "DELETED", job())
+            return answer
+
+        monkeypatch.setattr(deleted.api, "request", request)
+        await deleted.jobs.apply("ns/job1", job(), JobChanges(
+            create_pods=[template(index) for index in range(5)]))  # fmt: skip
+        renamed = Harness()
+        renamed.store.apply("Job", "ADDED", {**job(), "metadata": {
+            **job()["metadata"], "uid": "another-uid"}})  # fmt: skip
+        await renamed.jobs.apply("ns/job1", job(), JobChanges(create_pods=[template(0)]))
+        return deleted, renamed
+
+    deleted, renamed = run(scenario())
+    assert deleted.api.created(PODS) == ["job1-worker-0"]
+    assert renamed.api.created(PODS) == []
+
+
+def test_a_forbidden_pod_create_is_reported_and_retried() -> None:
+    """Right after an API server restart its RBAC caches are empty and every create is 403
+    for a moment (seen in tests/cluster/test_controllers_faults.py): upstream requeues the
+    failed sync, so the pod is made once the server allows it."""
+
+    async def scenario() -> None:
+        h = Harness()
+        h.store.apply("Job", "ADDED", job())
+        h.api.objects[f"{JOBS}/job1"] = job()
+        h.api.fail[("POST", PODS)] = ApiError("POST", PODS, 403, "pods is forbidden")
+        changes = JobChanges(create_pods=[{"metadata": {"name": "job1-worker-0", "namespace": NS}}])
+        with pytest.raises(ApiError) as error:
+            await h.jobs.apply("ns/job1", job(), changes)
+        assert error.value.status == 403
+        assert h.events.recorded[-1][3:5] == ("Warning", "FailedCreatePodSandBox")
+        # Through the work queue: the sync is retried.
+        h = Harness()
+        h.add_job(job())
+        await h.drain()
+        pg_path = f"{PGS}/job1-job1-uid"
+        h.api.objects[pg_path]["status"]["phase"] = "Inqueue"
+        h.echo("PodGroup", PGS)
+        h.api.fail[("POST", PODS)] = ApiError("POST", PODS, 403, "pods is forbidden")
+        with pytest.raises(RetryLater):
+            await h.jobs._handle("ns/job1", [JobRequest(event="OutOfSync")])
+        await h.jobs._handle("ns/job1", [JobRequest(event="OutOfSync")])
+        assert f"{PODS}/job1-worker-0" in h.api.objects
+        assert f"{PODS}/job1-worker-1" in h.api.objects
+
+    run(scenario())

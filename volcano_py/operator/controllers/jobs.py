@@ -2,9 +2,12 @@
 ``sync_job`` per request, ``JobChanges`` -> API writes (as ``Simulation._apply_job_changes``).
 
 Writes are idempotent: a pod or object that already exists counts as created, one already gone
-as deleted. A write that loses a race (409 on the Job status or the PodGroup) or meets a
-transient API error ends the round; the requests left are run again after a back-off, against
-the store as the watches have refreshed it by then.
+as deleted. A write that loses a race (409 on the Job status or the PodGroup), meets a
+transient API error or is forbidden (403) ends the round; the requests left are run again after
+a back-off, against the store as the watches have refreshed it by then.
+
+A deleted Job's pods and PodGroup are left to the garbage collector (their owner references),
+as upstream does; only the pod creates of its last sync not yet sent are dropped.
 """
 
 from __future__ import annotations
@@ -80,7 +83,11 @@ POD_CREATES_IN_FLIGHT: Final = 64
 
 
 def _retry_worthy(error: ApiError) -> bool:
-    return error.conflict or error.transient
+    """Upstream requeues every failed sync. Here a conflict, a transient failure and a 403 are
+    retried with back-off: an API server that has just restarted answers 403 until its RBAC
+    caches are loaded, and a ResourceQuota's 403 lifts when pods go. Other refusals (an
+    invalid pod template) are the user's to fix and are reported, not retried."""
+    return error.conflict or error.transient or error.status == 403
 
 
 class JobController:
@@ -122,7 +129,8 @@ class JobController:
         key = f"{(new.get('metadata') or {}).get('namespace') or 'default'}/"
         key += str((new.get("metadata") or {}).get("name"))
         if event_type == "DELETED":
-            # Its pods and PodGroup carry owner references: the garbage collector removes them.
+            # Its pods and PodGroup carry owner references: the garbage collector removes them
+            # (upstream's deleteJob does no more); creates still waiting are not sent.
             for pending in self.delayed.pop(key, []):
                 pending.timer.cancel()
             self.refused.pop(key, None)
@@ -370,21 +378,39 @@ class JobController:
         pod_name = str((pod.get("metadata") or {}).get("name"))
         if self.store.get("Pod", f"{namespace}/{pod_name}") is not None:
             return
+        if not self._job_still_there(job_key, pod):
+            # Deleted while its pods were being created: upstream's in-flight creates go on
+            # and the garbage collector removes them; the ones not yet sent are not sent.
+            return
         try:
             created = await self.api.request("POST", namespaced_path(POD, namespace), pod)
         except ApiError as error:
             if error.conflict:  # AlreadyExists: our watch has not seen it yet
                 return
-            if _retry_worthy(error):
+            forbidden = error.status == 403
+            if _retry_worthy(error) and not forbidden:
                 raise
-            # Refused for good (a bad template, a quota): the user's to fix; not retried.
+            # Refused: reported; a 403 (a quota, RBAC not loaded yet) is retried as well.
             log.error("Job %s: cannot create pod %s: %s", job_key, pod_name, error)
             _, name = split_key(job_key)
             self.recorder.record(
                 "Job", namespace, name, "Warning", "FailedCreatePodSandBox", error.message
             )
+            if forbidden:
+                raise
             return
         self._observe_pod_creation(job_key, created)
+
+    def _job_still_there(self, job_key: str, pod: Obj) -> bool:
+        """The Job the pod is made for is still in the store (the same one: its UID is the
+        pod's controller reference, so a Job deleted and made again under the same name does
+        not get the old one's pods)."""
+        job = self.store.get("Job", job_key)
+        if job is None:
+            return False
+        owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+        owner_uid = next((o.get("uid") for o in owners if o.get("controller")), None)
+        return owner_uid is None or owner_uid == (job.get("metadata") or {}).get("uid")
 
     def _observe_pod_creation(self, job_key: str, pod: Obj | None) -> None:
         """``ObserveJobToPodCreationLatency``: from the job's creation to the pod's."""
