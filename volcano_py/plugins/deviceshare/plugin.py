@@ -1,5 +1,5 @@
 """The deviceshare plugin itself: reads its arguments, builds the session's device accounting
-(GpuShare and/or vGPU) and registers the predicate, the score and the event handlers that
+(GpuShare, vGPU and the Ascend vNPU kinds) and registers the predicate, the score and the event handlers that
 pick cards at allocation and write them into the pod's bind annotations.
 
 Upstream picks the cards in the predicates plugin's allocate event (``devices.Allocate``) and
