@@ -32,9 +32,11 @@ from volcano_py.plugins.deviceshare.ascend import (
     AscendDevices,
     AscendNode,
     add_resource,
+    ascend_ask,
     cal_score,
     fit,
     node_devices,
+    score_node,
     select_devices,
     trim_memory,
     verify_req,
@@ -234,8 +236,6 @@ def _pod(
 
 
 def _ask(kind: VnpuConfig, pod: dict[str, Any]) -> AscendAsk:
-    from volcano_py.plugins.deviceshare.ascend import ascend_ask
-
     return ascend_ask(TaskInfo.from_pod(pod), kind)
 
 
@@ -605,7 +605,8 @@ def test_release_keeps_committed_annotations() -> None:
     assert task.pod_annotations["hami.io/bind-phase"] == "success"
 
 
-def test_mask_agrees_with_the_scalar_fit() -> None:
+@pytest.mark.parametrize("policy", [BINPACK, SPREAD])
+def test_mask_agrees_with_the_scalar_fit(policy: str) -> None:
     """The vectorised mask passes exactly the nodes where the scalar fit succeeds, for a
     single container asking memory; nodes without the kind pass."""
     rng = np.random.default_rng(7)
@@ -614,7 +615,7 @@ def test_mask_agrees_with_the_scalar_fit() -> None:
         cards = _cards(*(f"c{row}-{i}" for i in range(int(rng.integers(1, 4)))))
         nodes.append(_node_info(f"n{row}", row, cards))
     nodes.append(NodeInfo(name="plain", matrix=NodeMatrix(), row=40, node={"metadata": {}}))
-    devices = AscendDevices(nodes, ASCEND310P, False, BINPACK)
+    devices = AscendDevices(nodes, ASCEND310P, False, policy)
     filler = _task({"huawei.com/Ascend310P": "1", "huawei.com/Ascend310P-memory": "12000"})
     for row in range(40):
         for _ in range(int(rng.integers(0, 3))):
@@ -637,10 +638,8 @@ def test_mask_agrees_with_the_scalar_fit() -> None:
         for row in range(40):
             expected = 0.0
             if devices.select(task, row).fits:
-                from volcano_py.plugins.deviceshare.ascend import ascend_ask, score_node
-
                 expected = score_node(
-                    devices.nodes[row], ASCEND310P, ascend_ask(task, ASCEND310P), BINPACK
+                    devices.nodes[row], ASCEND310P, ascend_ask(task, ASCEND310P), policy
                 )
             assert scores[row] == pytest.approx(expected)
 
