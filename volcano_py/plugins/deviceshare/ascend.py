@@ -606,7 +606,9 @@ class AscendDevices:
                 template = node_devices(node.name, node.node, kind, hami_core_default)
                 known[node.name] = (node.node, kind, hami_core_default, template)
             if template is not None:
-                self.nodes[node.row] = _fresh(template)
+                # Shared until a pod's usage is counted on it (``_own``): most nodes of a
+                # session are only read.
+                self.nodes[node.row] = template
         if len(known) > 2 * size:
             current = {node.name for node in node_list}
             for name in [name for name in known if name not in current]:
@@ -625,12 +627,30 @@ class AscendDevices:
         # Task key -> (row, [(card id, memory, cores)]) of what each pod holds.
         self.holders: dict[str, tuple[int, list[tuple[str, int, int]]]] = {}
         self.version = 0
+        self._owned: set[int] = set()
+        # The row each change touched, in order: ``version`` indexes it.
+        self._changed_rows: list[int] = []
+        self._per_node_cache: dict[Any, tuple[int, Any]] = {}
         self._masks: dict[tuple[Any, ...], tuple[int, NodeMask]] = {}
-        for row in self.nodes:
+        cells: list[tuple[int, int, AscendCard]] = []
+        for row, devices in self.nodes.items():
             for task in node_list[row].tasks.values():
                 if task.status not in NOT_HOLDING:
                     self.add_from_annotations(task, row, task.pod_annotations)
-            self._mirror(row)
+            cells.extend((row, column, card) for column, card in enumerate(devices.cards.values()))
+        # One fancy-indexed write per array rather than one per card.
+        if cells:
+            at = (
+                np.fromiter((c[0] for c in cells), dtype=np.intp, count=len(cells)),
+                np.fromiter((c[1] for c in cells), dtype=np.intp, count=len(cells)),
+            )
+            cards = [c[2] for c in cells]
+            self.count[at] = [card.count for card in cards]
+            self.devmem[at] = [card.devmem for card in cards]
+            self.devcore[at] = [card.devcore for card in cards]
+            self.used[at] = [card.used for card in cards]
+            self.usedmem[at] = [card.usedmem for card in cards]
+            self.usedcores[at] = [card.usedcores for card in cards]
         networked = kind.common_word.startswith(ASCEND910_PREFIX)
         for row, devices in self.nodes.items():
             self.has_device[row] = True
@@ -649,12 +669,20 @@ class AscendDevices:
             self.used[row, column] = card.used
             self.usedmem[row, column] = card.usedmem
             self.usedcores[row, column] = card.usedcores
+        self._changed_rows.append(row)
         self.version += 1
+
+    def _own(self, row: int) -> AscendNode:
+        """The row's cards, copied from the kept registration before their first change."""
+        if row not in self._owned:
+            self.nodes[row] = _fresh(self.nodes[row])
+            self._owned.add(row)
+        return self.nodes[row]
 
     def add_from_annotations(
         self, task: TaskInfo, row: int, annotations: Mapping[str, str]
     ) -> None:
-        held = add_resource(self.nodes[row], task.key, annotations, self.kind.common_word)
+        held = add_resource(self._own(row), task.key, annotations, self.kind.common_word)
         if held:
             previous = self.holders.get(task.key)
             self.holders[task.key] = (row, (previous[1] if previous else []) + held)
@@ -716,20 +744,65 @@ class AscendDevices:
 
     # ---- predicate and score
 
-    def _cards_fitting(self, request: ContainerDeviceRequest, hami_core_mode: bool) -> BoolArray:
-        """``[N, C]``: the cards that could take ``request`` alone (memory only when known)."""
-        total_core = np.full_like(self.devcore, 100.0) if hami_core_mode else self.devcore
+    def _cards_fitting(
+        self, request: ContainerDeviceRequest, hami_core_mode: bool, rows: Any = slice(None)
+    ) -> BoolArray:
+        """``[len(rows), C]``: the cards that could take ``request`` alone (memory only when
+        known)."""
+        devcore, used, usedcores = self.devcore[rows], self.used[rows], self.usedcores[rows]
+        total_core = np.full_like(devcore, 100.0) if hami_core_mode else devcore
         cores = request.coresreq
-        fits: BoolArray = (self.count > self.used) & (total_core - self.usedcores >= cores)
+        fits: BoolArray = (self.count[rows] > used) & (total_core - usedcores >= cores)
         if request.memreq != 0:
-            fits &= self.devmem - self.usedmem >= request.memreq
+            fits &= self.devmem[rows] - self.usedmem[rows] >= request.memreq
         if cores == 100:
-            fits &= ~((total_core == 100) & (self.used > 0))
+            fits &= ~((total_core == 100) & (used > 0))
         if cores == 0:
-            fits &= ~((total_core != 0) & (self.usedcores == total_core))
+            fits &= ~((total_core != 0) & (usedcores == total_core))
         if hami_core_mode:
-            fits &= self.hami_core[:, None]
+            fits &= self.hami_core[rows][:, None]
         return fits
+
+    def _per_node(self, key: Any, compute: Any) -> Any:
+        """``compute(rows)`` over every node, kept per ``key`` and recomputed only on the rows
+        placements changed since (usually one)."""
+        cached = self._per_node_cache.get(key)
+        if cached is None:
+            values = compute(slice(None))
+        elif cached[0] == self.version:
+            return cached[1]
+        else:
+            values = cached[1].copy()
+            dirty = sorted(set(self._changed_rows[cached[0] :]))
+            rows = np.fromiter(dirty, dtype=np.intp, count=len(dirty))
+            values[rows] = compute(rows)
+        self._per_node_cache[key] = (self.version, values)
+        return values
+
+    def _fit_counts(self, request: ContainerDeviceRequest, hami_core_mode: bool) -> Any:
+        """Per node, how many of its cards could take ``request`` alone."""
+        return self._per_node(
+            ("count", request, hami_core_mode),
+            lambda rows: self._cards_fitting(request, hami_core_mode, rows).sum(axis=1),
+        )
+
+    def _best_scores(self, request: ContainerDeviceRequest, hami_core_mode: bool) -> Any:
+        """Per node, the policy's score of the best-scored card that could take ``request``
+        (the first card ``select_devices`` picks); -inf where none could."""
+
+        def compute(rows: Any) -> Any:
+            fitting = self._cards_fitting(request, hami_core_mode, rows)
+            devmem, used = self.devmem[rows], self.used[rows]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if self.policy == BINPACK:
+                    per_card = np.where(
+                        devmem > 0, BINPACK_MULTIPLIER * self.usedmem[rows] / devmem, 0.0
+                    )
+                else:
+                    per_card = np.where((devmem > 0) & (used == 0), float(SPREAD_MULTIPLIER), 0.0)
+            return np.where(fitting, per_card, -np.inf).max(axis=1, initial=-np.inf)
+
+        return self._per_node(("best", request, hami_core_mode), compute)
 
     def _known(self, ask: AscendAsk, raw: ContainerDeviceRequest) -> ContainerDeviceRequest:
         """The request with its memory resolved where that does not depend on the node
@@ -760,7 +833,7 @@ class AscendDevices:
                 possible[:] = False
                 code = StatusCode.ERROR
                 break
-            possible &= self._cards_fitting(request, ask.hami_core_mode).sum(axis=1) >= request.nums
+            possible &= self._fit_counts(request, ask.hami_core_mode) >= request.nums
         passed: BoolArray = ~self.has_device | possible
 
         def reason(row: int) -> Status:
@@ -796,20 +869,11 @@ class AscendDevices:
         scalar: BoolArray = self.networked[rows] & self.has_device[rows]
         if ask.simple and scored_by_policy:
             request = self._known(ask, ask.requests[0])
-            fitting = self._cards_fitting(request, ask.hami_core_mode)[rows]
-            enough = fitting.sum(axis=1) >= max(request.nums, 1)
+            enough = self._fit_counts(request, ask.hami_core_mode)[rows] >= max(request.nums, 1)
             if not ask.hami_core_mode and verify_req(request, self.kind) is not None:
                 enough[:] = False
-            devmem, used = self.devmem[rows], self.used[rows]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if self.policy == BINPACK:
-                    per_card = np.where(
-                        devmem > 0, BINPACK_MULTIPLIER * self.usedmem[rows] / devmem, 0.0
-                    )
-                else:
-                    per_card = np.where((devmem > 0) & (used == 0), float(SPREAD_MULTIPLIER), 0.0)
             # The first card picked is the best-scored card that fits.
-            best = np.where(fitting, per_card, -np.inf).max(axis=1, initial=-np.inf)
+            best = self._best_scores(request, ask.hami_core_mode)[rows]
             found[:] = np.where(enough & self.has_device[rows], best, 0.0)
         elif scored_by_policy:
             scalar = self.has_device[rows]

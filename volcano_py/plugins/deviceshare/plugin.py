@@ -1,6 +1,6 @@
 """The deviceshare plugin itself: reads its arguments, builds the session's device accounting
-(GpuShare, vGPU and the Ascend vNPU kinds) and registers the predicate, the score and the event handlers that
-pick cards at allocation and write them into the pod's bind annotations.
+(GpuShare, vGPU and the Ascend vNPU kinds) and registers the predicate, the score and the
+event handlers that pick cards at allocation and write them into the pod's bind annotations.
 
 Upstream picks the cards in the predicates plugin's allocate event (``devices.Allocate``) and
 merges the returned annotations into ``TaskInfo.PodAnnotations``, which the binder sends with
