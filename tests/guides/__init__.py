@@ -7,7 +7,7 @@ docs/migrating-from-volcano.md ("Where Volcano's guides and Volcano disagree") s
 
 Guides without a module here, and why:
 
-* how_to_use_gpu_number, how_to_use_gpu_sharing, how_to_use_volcano_vgpu, how_to_use_vnpu:
+* how_to_use_gpu_number, how_to_use_gpu_sharing, how_to_use_volcano_vgpu:
   the deviceshare plugin (being built);
 * how_to_use_numa_aware, how_to_use_task_topology_plugin: numa-aware and task-topology
   (being built);

@@ -81,7 +81,7 @@ def test_unported_and_unknown_arguments_are_named() -> None:
                             "name": "deviceshare",
                             "arguments": {
                                 "deviceshare.GPUSharingEnable": True,
-                                "deviceshare.AscendHAMiVNPUEnable": True,
+                                "deviceshare.AscendMindClusterVNPUEnable": True,
                                 "deviceshare.GPUShareEnable": True,
                             },
                         }
@@ -92,7 +92,7 @@ def test_unported_and_unknown_arguments_are_named() -> None:
     )
     load_conf(conf, PluginRegistry(), emit=warnings.append)
     text = "\n".join(warnings)
-    assert "'deviceshare.AscendHAMiVNPUEnable' is read by Volcano but has no effect" in text
+    assert "'deviceshare.AscendMindClusterVNPUEnable' is read by Volcano but has no effect" in text
     assert "unknown plugin argument 'deviceshare.GPUShareEnable'" in text
 
 

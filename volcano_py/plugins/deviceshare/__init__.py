@@ -1,28 +1,34 @@
-"""deviceshare: GPUs shared by memory or by whole cards, and HAMi vGPUs
-(``pkg/scheduler/plugins/deviceshare``, ``pkg/scheduler/api/devices/nvidia/{gpushare,vgpu}``).
+"""deviceshare: GPUs shared by memory or by whole cards, HAMi vGPUs and HAMi Ascend vNPUs
+(``pkg/scheduler/plugins/deviceshare``, ``pkg/scheduler/api/devices/nvidia/{gpushare,vgpu}``,
+``pkg/scheduler/api/devices/ascend/hami``).
 
 Arguments (upstream's names): ``deviceshare.GPUSharingEnable`` (``volcano.sh/gpu-memory`` from
 one card), ``deviceshare.GPUNumberEnable`` (whole cards, ``volcano.sh/gpu-number``),
-``deviceshare.VGPUEnable`` (HAMi vGPU), ``deviceshare.SchedulePolicy`` (``binpack`` or
-``spread``: which vGPU card first, and the vGPU score), ``deviceshare.ScheduleWeight`` (the
-score's weight; no score at 0), ``deviceshare.KnownGeometriesCMName`` / ``...Namespace`` (the
-device configuration ConfigMap, default ``kube-system/volcano-vgpu-device-config``). GPU
-sharing together with GPU number, or either with vGPU, is refused as Volcano refuses to start.
+``deviceshare.VGPUEnable`` (HAMi vGPU), ``deviceshare.AscendHAMiVNPUEnable`` (HAMi Ascend
+vNPU, one kind per ``vnpus`` entry of the device config), ``deviceshare.SchedulePolicy``
+(``binpack`` or ``spread``: which vGPU or vNPU card first, and their score),
+``deviceshare.ScheduleWeight`` (the score's weight; no score at 0),
+``deviceshare.KnownGeometriesCMName`` / ``...Namespace`` (the device configuration ConfigMap,
+default ``kube-system/volcano-vgpu-device-config``). GPU sharing together with GPU number, or
+either with vGPU, is refused as Volcano refuses to start.
 
-Registers a PredicateMaskFn per device kind (vectorised over nodes), for vGPU a
+Registers a PredicateMaskFn per device kind (vectorised over nodes), for vGPU and vNPU a
 TaskPredicateFn (the exact per-card fit on the nodes the mask let through) and, with a weight,
 a BatchNodeOrderFn; an EventHandler picks the cards at allocation and writes them into the
 pod's bind annotations (``volcano.sh/gpu-index`` + ``volcano.sh/predicate-time``; vGPU's
 ``volcano.sh/vgpu-ids-new``, ``devices-to-allocate``, ``vgpu-node``, ``vgpu-time``,
-``bind-time``, ``bind-phase``), and takes them back on deallocation.
+``bind-time``, ``bind-phase``; vNPU's ``hami.io/<kind>-devices-allocated``,
+``...-devices-to-allocate``, ``huawei.com/<kind>``, ``predicate-time`` and
+``hami.io/vgpu-node``, ``vgpu-time``, ``bind-time``, ``bind-phase``), and takes them back on
+deallocation.
 
-Not ported, each named when configured: Ascend vNPU (``deviceshare.AscendMindClusterVNPUEnable``,
-``deviceshare.AscendHAMiVNPUEnable``), GPU exclusivity rules (``deviceshare.GPUExclusiveRules``),
-the node lock (``deviceshare.NodeLockEnable``) and vGPU's MIG mode (such nodes are shared as
-hami-core).
+Not ported, each named when configured: MindCluster's Ascend 310P vNPU
+(``deviceshare.AscendMindClusterVNPUEnable``), GPU exclusivity rules
+(``deviceshare.GPUExclusiveRules``), the node lock (``deviceshare.NodeLockEnable``) and vGPU's
+MIG mode (such nodes are shared as hami-core).
 
 Modules: ``options`` (arguments), ``config`` (the device ConfigMap), ``requests`` (what a pod
-asks), ``gpushare`` and ``vgpu`` (one device kind each), ``plugin`` (the wiring).
+asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``plugin`` (the wiring).
 """
 
 from __future__ import annotations

@@ -43,7 +43,6 @@ UNPORTED: Final[Mapping[str, str]] = {
         " serialised per node"
     ),
     ASCEND_MINDCLUSTER_VNPU_ENABLE: "Ascend 310P vNPU (MindCluster) is not ported yet",
-    ASCEND_HAMI_VNPU_ENABLE: "Ascend vNPU (HAMi) is not ported yet",
     GPU_EXCLUSIVE_RULES: "GPU exclusivity rules are not ported yet",
 }
 
@@ -52,6 +51,7 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         GPU_SHARING_ENABLE,
         GPU_NUMBER_ENABLE,
         VGPU_ENABLE,
+        ASCEND_HAMI_VNPU_ENABLE,
         SCHEDULE_POLICY,
         SCHEDULE_WEIGHT,
         KNOWN_GEOMETRIES_CM_NAME,
@@ -69,6 +69,7 @@ class DeviceShareOptions:
     gpu_sharing: bool = False
     gpu_number: bool = False
     vgpu: bool = False
+    ascend_hami_vnpu: bool = False
     schedule_policy: str = ""
     schedule_weight: int = 0
     config_name: str = DEFAULT_CONFIG_NAME
@@ -80,6 +81,7 @@ class DeviceShareOptions:
             gpu_sharing=arguments.get_bool(GPU_SHARING_ENABLE, False),
             gpu_number=arguments.get_bool(GPU_NUMBER_ENABLE, False),
             vgpu=arguments.get_bool(VGPU_ENABLE, False),
+            ascend_hami_vnpu=arguments.get_bool(ASCEND_HAMI_VNPU_ENABLE, False),
             schedule_policy=arguments.get_str(SCHEDULE_POLICY, ""),
             schedule_weight=arguments.get_int(SCHEDULE_WEIGHT, 0),
             config_name=arguments.get_str(KNOWN_GEOMETRIES_CM_NAME, DEFAULT_CONFIG_NAME),

@@ -1,6 +1,6 @@
 """The deviceshare plugin itself: reads its arguments, builds the session's device accounting
-(GpuShare and/or vGPU) and registers the predicate, the score and the event handlers that
-pick cards at allocation and write them into the pod's bind annotations.
+(GpuShare, vGPU and the Ascend vNPU kinds) and registers the predicate, the score and the
+event handlers that pick cards at allocation and write them into the pod's bind annotations.
 
 Upstream picks the cards in the predicates plugin's allocate event (``devices.Allocate``) and
 merges the returned annotations into ``TaskInfo.PodAnnotations``, which the binder sends with
@@ -23,8 +23,9 @@ from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import warn_once
-from volcano_py.plugins.deviceshare import gpushare, vgpu
-from volcano_py.plugins.deviceshare.config import nvidia_config
+from volcano_py.plugins.deviceshare import ascend, gpushare, vgpu
+from volcano_py.plugins.deviceshare.ascend import AscendDevices
+from volcano_py.plugins.deviceshare.config import nvidia_config, vnpus_config
 from volcano_py.plugins.deviceshare.gpushare import GpuShareDevices, format_gpu_index
 from volcano_py.plugins.deviceshare.options import (
     ARGUMENTS,
@@ -82,6 +83,9 @@ class DeviceSharePlugin:
             warn_once(log, f"{PLUGIN_NAME}: {self.conflict}; the plugin does nothing")
         self.gpushare: GpuShareDevices | None = None
         self.vgpu: VgpuDevices | None = None
+        # One per Ascend kind of the device config (HAMi vNPU).
+        self.ascend: list[AscendDevices] = []
+        self.ascend_words: tuple[str, ...] = ()
 
     def on_session_open(self, ssn: Session) -> None:
         options = self.options
@@ -103,15 +107,31 @@ class DeviceSharePlugin:
                 options.schedule_policy,
                 memory.setdefault("vgpu registrations", {}),
             )
-        if self.gpushare is None and self.vgpu is None:
+        if options.ascend_hami_vnpu:
+            vnpus = vnpus_config(ssn.device_configs, options.config_key)
+            registrations = memory.setdefault("ascend registrations", {})
+            self.ascend_words = tuple(kind.common_word for kind in vnpus.configs)
+            self.ascend = [
+                AscendDevices(
+                    ssn.node_list,
+                    kind,
+                    vnpus.hami_vnpu_core,
+                    options.schedule_policy,
+                    registrations.setdefault(kind.common_word, {}),
+                )
+                for kind in vnpus.configs
+            ]
+        if self.gpushare is None and self.vgpu is None and not self.ascend:
             return
-        for devices in (self.gpushare, self.vgpu):
+        for devices in (self.gpushare, self.vgpu, *self.ascend):
             if devices is not None:
                 ssn.add_predicate_mask_fn(self.name, devices.mask)
         if self.vgpu is not None:
             ssn.add_task_predicate_fn(self.name, self._vgpu_predicate)
-            if options.schedule_weight > 0:
-                ssn.add_batch_node_order_fn(self.name, self._scores)
+        for kind in self.ascend:
+            ssn.add_task_predicate_fn(self.name, self._ascend_predicate(kind))
+        if (self.vgpu is not None or self.ascend) and options.schedule_weight > 0:
+            ssn.add_batch_node_order_fn(self.name, self._scores)
         ssn.add_event_handler(
             EventHandler(
                 allocate=lambda event: self._allocate(ssn, event),
@@ -123,6 +143,7 @@ class DeviceSharePlugin:
     def on_session_close(self, ssn: Session) -> None:
         self.gpushare = None
         self.vgpu = None
+        self.ascend = []
 
     # ---- predicate and score
 
@@ -135,16 +156,27 @@ class DeviceSharePlugin:
             return None
         return devices.predicate
 
+    @staticmethod
+    def _ascend_predicate(
+        devices: AscendDevices,
+    ) -> Callable[[TaskInfo], Callable[[TaskInfo, NodeInfo], Status | None] | None]:
+        def for_task(task: TaskInfo) -> Callable[[TaskInfo, NodeInfo], Status | None] | None:
+            return devices.predicate if devices.needs_scalar_fit(task) else None
+
+        return for_task
+
     def _scores(self, task: TaskInfo, rows: IntArray) -> FloatArray:
-        """Upstream's NodeOrderFn: the devices' score rounded, times ScheduleWeight. Only
-        vGPU scores (GpuShare's ScoreNode is 0)."""
-        scores: FloatArray = np.zeros(len(rows))
-        devices = self.vgpu
-        if devices is None or not devices.requested(task):
-            return scores
-        weight = self.options.schedule_weight
-        found = devices.scores(task, rows)
-        scores[:] = np.floor(found + 0.5) * weight
+        """Upstream's NodeOrderFn: the devices' scores summed and rounded, times
+        ScheduleWeight (GpuShare's ScoreNode is 0)."""
+        found: FloatArray = np.zeros(len(rows))
+        asked = False
+        for devices in (self.vgpu, *self.ascend):
+            if devices is not None and devices.requested(task):
+                found += devices.scores(task, rows)
+                asked = True
+        if not asked:
+            return found
+        scores: FloatArray = np.floor(found + 0.5) * self.options.schedule_weight
         return scores
 
     # ---- allocation events
@@ -169,6 +201,12 @@ class DeviceSharePlugin:
                     return
                 task.pod_annotations[gpushare.PREDICATE_TIME] = str(int(ssn.now * 1e9))
                 task.pod_annotations[gpushare.GPU_INDEX] = format_gpu_index(cards)
+        self._allocate_vgpu(ssn, event, node)
+        if not event.error:
+            self._allocate_ascend(ssn, event, node)
+
+    def _allocate_vgpu(self, ssn: Session, event: Event, node: NodeInfo) -> None:
+        task, row = event.task, node.row
         devices = self.vgpu
         if devices is not None and devices.has_device[row] and devices.requested(task):
             if _bound_to(task, node.name) and vgpu.ASSIGNED_IDS in _own_annotations(task):
@@ -191,6 +229,21 @@ class DeviceSharePlugin:
                 }
             )
 
+    def _allocate_ascend(self, ssn: Session, event: Event, node: NodeInfo) -> None:
+        task, row = event.task, node.row
+        for kind in self.ascend:
+            if not kind.has_device[row] or not kind.requested(task):
+                continue
+            word = kind.kind.common_word
+            own = _own_annotations(task)
+            if _bound_to(task, node.name) and ascend.allocated_annotation(word) in own:
+                kind.restore(task, row, own)
+                continue
+            result = kind.allocate(task, row, int(ssn.now), node.name)
+            if isinstance(result, str):
+                event.error = result
+                return
+
     def _deallocate(self, ssn: Session, event: Event) -> None:
         task = event.task
         share = self.gpushare
@@ -205,6 +258,11 @@ class DeviceSharePlugin:
             if _own_annotations(task).get(vgpu.BIND_PHASE) != "success":
                 for key in vgpu.ANNOTATION_KEYS:
                     task.pod_annotations.pop(key, None)
+        released = [kind.release(task.key) for kind in self.ascend if kind.requested(task)]
+        # Once bound, the device plugin owns these annotations (``Release``).
+        if any(released) and _own_annotations(task).get(ascend.BIND_PHASE) != "success":
+            for key in ascend.release_keys(self.ascend_words):
+                task.pod_annotations.pop(key, None)
 
 
 def new(arguments: Arguments) -> DeviceSharePlugin:
