@@ -3,7 +3,8 @@ as users write those jobs (upstream's example/integrations/tensorflow and mpi): 
 ``TF_CONFIG`` and ``MPI_HOST`` and their ports, and the svc and ssh plugins' objects exist
 (headless Service ``<job>``, ConfigMap ``<job>-svc``, NetworkPolicy ``<job>``, Secret
 ``<job>-ssh`` mounted in every pod). The mutating webhook is not running here, so the job
-names svc and ssh itself, as upstream's webhook would add them for mpi."""
+names svc and ssh itself, as upstream's webhook would add them for mpi. The pods are made but
+never bound (a nodeSelector no node has), so the jobs stay as they are while they are checked."""
 
 from __future__ import annotations
 
@@ -37,6 +38,11 @@ def _job_with_tasks(
         {**template, "name": task, "replicas": replicas} for task, replicas in tasks.items()
     ]
     job["spec"]["minAvailable"] = sum(tasks.values())
+    # Admitted (the scheduler's enqueue), its pods made, but never bound: kwok would complete
+    # them at once, and a finished job's kill deletes the svc and ssh plugins' objects (upstream's
+    # OnJobDelete), racing the checks below.
+    for task in job["spec"]["tasks"]:
+        task["template"]["spec"]["nodeSelector"] = {"volcano-py.test/never": "true"}
     return job
 
 
