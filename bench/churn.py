@@ -5,9 +5,9 @@ item 4). Needs the local control plane's binaries (``VK8S_BIN_DIR``, as ``make b
 kube-apiserver + etcd with kwok nodes. In each of ``--rounds`` rounds the bench creates its
 share of ``--pods`` bare pods (``schedulerName: volcano``, in PodGroups of ``--group-size``)
 and of ``--jobs`` Volcano Jobs (``--job-replicas`` pods each), waits until no pod is Pending
-(bound by the scheduler, started by kwok; kwok also completes the Jobs' pods), deletes all of it and waits until the API
-server holds none of it. Names are new in every round, as in a real cluster: anything a process
-keeps by name and never forgets shows up as growth.
+(bound by the scheduler, started by kwok; kwok also completes the Jobs' pods), deletes all of
+it and waits until the API server holds none of it. Names are new in every round, as in a real
+cluster: anything a process keeps by name and never forgets shows up as growth.
 
 After each round, once the processes had ``--settle`` seconds to see the deletes, it samples
 each process's RSS (``VmRSS`` of ``/proc/<pid>/status``), the number of series on its
@@ -213,7 +213,7 @@ class Churn:
         await bounded(args.concurrency, (
             create(self.api, f"/api/v1{ns}/pods", pod_manifest(f"{group}-{m}", group))
             for group, members in groups for m in range(members)))  # fmt: skip
-        return pods + jobs * args.job_replicas
+        return pods + jobs * int(args.job_replicas)
 
     async def wait_started(self, expected: int) -> None:
         """Every pod bound and started by kwok (its Jobs' pods, ``restartPolicy: Never``, also
