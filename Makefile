@@ -11,7 +11,7 @@ VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' volcano_py/__init__.p
 IMAGE   ?= volcano-py:$(VERSION)
 DOCKER  ?= docker
 
-.PHONY: setup demo test test-unit test-cluster test-deploy lint crds crds-check bench bench-e2e \
+.PHONY: setup demo test test-unit test-cluster test-deploy lint crds crds-check bench bench-e2e bench-churn \
 	cluster image e2e clean
 
 setup: $(SETUP)
@@ -71,6 +71,10 @@ bench: setup
 bench-e2e: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench.e2e
+
+bench-churn: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench churn $(ARGS)
 
 ## A local control plane for people: kube-apiserver + etcd + kwok on loopback, our CRDs, kwok nodes.
 cluster: setup

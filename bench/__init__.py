@@ -4,6 +4,9 @@ Every module named in ``MODULES`` is ``bench.<name>`` and defines
 ``main(argv: list[str] | None = None) -> int``, which parses its own options and prints its
 own table. ``python -m bench`` runs them all with no options; ``python -m bench NAME ARGS...``
 runs one, handing it ARGS. Add a module here to have ``make bench`` run it.
+
+``CLUSTER_MODULES`` need the local control plane's binaries (``VK8S_BIN_DIR``) and minutes of
+wall time: ``python -m bench NAME`` runs them, ``make bench`` does not (``make bench-churn``).
 """
 
 from __future__ import annotations
@@ -21,3 +24,5 @@ MODULES: tuple[str, ...] = (
     "topology",
     "strict_input",
 )
+
+CLUSTER_MODULES: tuple[str, ...] = ("churn",)

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import cast
 
-from bench import MODULES
+from bench import CLUSTER_MODULES, MODULES
 
 USAGE = __doc__ or ""
 
@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] in ("-h", "--help"):
         print(USAGE.strip())
         print(f"\nbenchmarks: {', '.join(MODULES)}")
+        print(f"on the local control plane (not in `make bench`): {', '.join(CLUSTER_MODULES)}")
         return 0
     if args and args[0] == "--list":
         print("\n".join(MODULES))
@@ -38,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         return max(codes, default=0)
     # ``job-replicas`` on the command line is the module ``bench.job_replicas``.
     name, rest = args[0].replace("-", "_"), args[1:]
-    if name not in MODULES:
-        print(f"unknown benchmark {name!r}; known: {', '.join(MODULES)}", file=sys.stderr)
+    if name not in MODULES + CLUSTER_MODULES:
+        known = ", ".join(MODULES + CLUSTER_MODULES)
+        print(f"unknown benchmark {name!r}; known: {known}", file=sys.stderr)
         return 2
     return run_module(name, rest)
 

@@ -355,6 +355,32 @@ def test_a_deleted_job_takes_every_series_with_it() -> None:
     assert job_series("del-pg", "del-q", "del-ns") == []
 
 
+def test_a_job_deleted_while_a_session_runs_loses_the_series_the_session_wrote() -> None:
+    """The session's snapshot still holds a job the cache forgot meanwhile; drf's share (and
+    the close's unscheduled count) wrote its series again. After the session they are gone
+    (found by ``bench churn``: a few series of deleted jobs stayed every round)."""
+    cache = SchedulerCache()
+    pod_group = build_pod_group("mid-pg", "mid-ns", "mid-q", 1, None, "Inqueue")
+    cache.apply_event("PodGroup", "ADDED", pod_group)
+    cache.snapshot()
+    cache.apply_event("PodGroup", "DELETED", pod_group)  # while the session runs
+    metrics.JOB_SHARE.labels(job_ns="mid-ns", job_id="mid-pg").set(0.5)  # the session's write
+    metrics.UNSCHEDULE_TASK_COUNT.labels(job_id="mid-pg").set(1)
+    assert len(job_series("mid-pg", "mid-q", "mid-ns")) == 2
+    cache.forget_series_of_jobs_gone_during_session()
+    assert job_series("mid-pg", "mid-q", "mid-ns") == []
+    assert cache.forgotten_jobs == [] and not cache.session_running
+
+
+def test_jobs_forgotten_outside_a_session_are_not_kept() -> None:
+    """A standby scheduler takes no snapshot: the jobs it forgets are not listed for good."""
+    cache = SchedulerCache()
+    pod_group = build_pod_group("idle-pg", "idle-ns", "idle-q", 1, None, "Inqueue")
+    cache.apply_event("PodGroup", "ADDED", pod_group)
+    cache.apply_event("PodGroup", "DELETED", pod_group)
+    assert cache.forgotten_jobs == []
+
+
 def test_a_deleted_queue_takes_every_series_with_it() -> None:
     """``DeleteQueueMetrics`` of the scheduler, through the cache's queue deletion."""
     cache = SchedulerCache()

@@ -110,6 +110,27 @@ def test_resync_applies_newer_skips_older_and_deletes_missing() -> None:
     assert "ns/b" not in inf.objects
 
 
+def test_resync_does_not_bring_back_what_the_watch_deleted_meanwhile() -> None:
+    """A failed bind's GET read the pod, the pod was deleted, the watch's DELETED came before
+    the GET's answer: the late answer is dropped (found by ``bench churn``: deleted pods stayed
+    in the scheduler cache). An object newer than the watch (the watch lags) is applied."""
+    api = FakeApi()
+    inf, seen = informer(api)
+
+    async def main() -> None:
+        api.lists["/api/v1/pods"] = [([obj("a", "5")], "5"), ([], "7")]
+        await inf.relist()
+        await inf.relist()  # a deleted: the informer is at version 7
+        api.answer("GET", "/api/v1/namespaces/ns/pods/a", obj("a", "6"))
+        assert await inf.resync("ns/a") is None
+        api.answer("GET", "/api/v1/namespaces/ns/pods/c", obj("c", "9"))
+        assert await inf.resync("ns/c") is not None
+
+    asyncio.run(main())
+    assert seen == [("ADDED", "a", "5"), ("DELETED", "a", "5"), ("ADDED", "c", "9")]
+    assert list(inf.objects) == ["ns/c"]
+
+
 def test_an_optional_kind_that_is_not_served_counts_as_synced() -> None:
     api = FakeApi()
     inf, seen = informer(api, HYPER_NODE)

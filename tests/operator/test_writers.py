@@ -12,6 +12,7 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.operator.binder import PodFeed
 from volcano_py.operator.informer import POD, POD_GROUP, QUEUE, Informer
 from volcano_py.operator.writers import (
+    WRITTEN_SWEEP_MIN,
     BatchedEventRecorder,
     CoalescingQueue,
     LiveEvictor,
@@ -321,3 +322,32 @@ def test_events_beyond_a_flush_wait_for_the_next() -> None:
         return written
 
     assert asyncio.run(main()) == [2, 3, 3]
+
+
+def test_pod_groups_written_and_then_deleted_are_not_kept_for_good() -> None:
+    """Each write keeps the written PodGroup until the informer catches up; one written once
+    and then deleted is swept out once the kept ones have doubled (``bench churn`` churned
+    thousands of PodGroups through the scheduler and this grew without bound)."""
+    api = FakeApi()
+    groups = 5 * WRITTEN_SWEEP_MIN
+
+    def written(body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "metadata": {**body["metadata"], "resourceVersion": "9"}}
+
+    async def main() -> LiveStatusWriter:
+        status, informers = writer(api)
+        for index in range(groups):
+            path = f"/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/g{index}"
+            api.answer("PUT", path, written)
+            informers["PodGroup"].objects[f"ns/g{index}"] = {
+                "metadata": {"name": f"g{index}", "namespace": "ns", "resourceVersion": "3"},
+                "status": {"phase": "Pending"},
+            }
+            status.update_pod_group_status("ns", f"g{index}", {"phase": "Running"})
+            await settle(status)
+            del informers["PodGroup"].objects[f"ns/g{index}"]  # deleted right after
+        return status
+
+    status = asyncio.run(main())
+    assert status.writes["PodGroup"] == groups
+    assert len(status._written) < WRITTEN_SWEEP_MIN

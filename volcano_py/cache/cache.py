@@ -135,6 +135,12 @@ class SchedulerCache:
     # ``device-config.yaml`` of the ConfigMaps that have one, by namespace/name; other
     # ConfigMaps are not kept.
     device_configs: dict[str, str] = field(default_factory=dict)
+    # Jobs forgotten while a session runs (from its snapshot to its close), as (uid, name,
+    # queue, namespace): the session still holds them, and its plugins and close write their
+    # per-job series again after the cache removed them. Not kept outside a session (a
+    # standby scheduler takes no snapshots).
+    forgotten_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)
+    session_running: bool = False
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     # ------------------------------------------------------------------ events
@@ -254,6 +260,19 @@ class SchedulerCache:
         job ever scheduled would stay a series in /metrics."""
         del self.jobs[job.uid]
         metrics.forget_job(job.name, job.queue, job.namespace)
+        if self.session_running:
+            self.forgotten_jobs.append((job.uid, job.name, job.queue, job.namespace))
+
+    def forget_series_of_jobs_gone_during_session(self) -> None:
+        """After a session closed: the series of jobs deleted while it ran, which its plugins
+        (drf's share) and its close (unscheduled tasks) wrote again from the snapshot. Found
+        by ``bench churn``: without it a few series of deleted jobs stayed every round."""
+        with self.lock:
+            for uid, name, queue, namespace in self.forgotten_jobs:
+                if uid not in self.jobs:
+                    metrics.forget_job(name, queue, namespace)
+            self.forgotten_jobs.clear()
+            self.session_running = False
 
     def _on_pod_group(self, event_type: str, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
@@ -374,6 +393,8 @@ class SchedulerCache:
         """A session's private copy: ready nodes (compact matrix rows in node-list order),
         queues, and every job that has a PodGroup in a known queue."""
         with self.lock:
+            self.forgotten_jobs.clear()  # not in this snapshot: nothing will write them again
+            self.session_running = True
             ready = [self.nodes[name] for name in self.node_list if self.nodes[name].ready]
             matrix = self.matrix.take([node.row for node in ready])
             nodes = {node.name: node.clone_into(matrix, row) for row, node in enumerate(ready)}

@@ -320,10 +320,23 @@ class Informer:
                 self._deliver(DELETED, old)
             return None
         old = self.objects.get(key)
+        if old is None and self._watched_past(obj):
+            # The watch went past this version and holds no such object: it was deleted after
+            # the GET read it (under churn, a failed bind's pod deleted meanwhile). Applying
+            # the late answer would keep a deleted object in the cache until the next relist.
+            return None
         if old is None or not is_older(obj, old):
             self.objects[key] = obj
             self._deliver(MODIFIED if old is not None else ADDED, obj)
         return obj
+
+    def _watched_past(self, obj: Mapping[str, Any]) -> bool:
+        """Every event up to ``obj``'s version was applied (etcd revisions are integers;
+        anything unparsable, or nothing listed yet, counts as not past)."""
+        try:
+            return int(_resource_version(obj)) <= int(self.resource_version)
+        except ValueError:
+            return False
 
 
 class Informers:

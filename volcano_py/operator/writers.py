@@ -38,6 +38,8 @@ from volcano_py.operator.informer import Informer, is_older
 from volcano_py.runtime.apiclient import MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiError, KubeApi
 
 log = logging.getLogger(__name__)
+# The fewest PodGroups kept as written before the status writer sweeps out the stale ones.
+WRITTEN_SWEEP_MIN = 64
 
 EVENT_MODES: Final = ("all", "warnings", "none")
 SCHEDULING_GROUP: Final = "/apis/scheduling.volcano.sh/v1beta1"
@@ -286,7 +288,10 @@ class LiveStatusWriter:
         self.skipped = 0
         self._queue: CoalescingQueue[StatusKey, Any] = CoalescingQueue()
         # PodGroups as we last wrote them: newer than the informer's until the watch catches up.
+        # Swept when it doubles (`_remember_written`): a PodGroup written once and then deleted
+        # is never looked up again, and would stay here for good (found by ``bench churn``).
         self._written: dict[str, Mapping[str, Any]] = {}
+        self._written_sweep_at = WRITTEN_SWEEP_MIN
 
     # ---- StatusUpdater protocol (any thread)
 
@@ -349,6 +354,19 @@ class LiveStatusWriter:
         self._written.pop(key, None)
         return known
 
+    def _remember_written(self, key: str, written: Mapping[str, Any]) -> None:
+        self._written[key] = written
+        if len(self._written) < self._written_sweep_at:
+            return
+        # Keep only what the informer has not caught up with (and still holds): amortised
+        # O(1) a write, since the next sweep waits until the survivors have doubled.
+        informer = self.informers["PodGroup"]
+        for known_key, version in list(self._written.items()):
+            known = informer.get(known_key)
+            if known is None or not is_older(known, version):
+                del self._written[known_key]
+        self._written_sweep_at = max(WRITTEN_SWEEP_MIN, 2 * len(self._written))
+
     async def _write_pod_group(self, key: str, wanted: Mapping[str, Any]) -> None:
         namespace, _, name = key.partition("/")
         path = f"{SCHEDULING_GROUP}/namespaces/{namespace}/podgroups/{name}"
@@ -373,7 +391,7 @@ class LiveStatusWriter:
                 raise
             self.writes["PodGroup"] += 1
             if isinstance(written, dict):
-                self._written[key] = written
+                self._remember_written(key, written)
             return
         log.warning("PodGroup %s status not written: it kept changing", key)
 

@@ -82,5 +82,6 @@ def _run_cycle(
 
     started = time.perf_counter()
     close_session(ssn)
+    cache.forget_series_of_jobs_gone_during_session()
     timings.close = time.perf_counter() - started
     return timings
