@@ -92,14 +92,18 @@ def run(size: Size, warm: bool = False) -> dict[str, float]:
     if warm:
         add_pending_gangs(cache, Size("warm-up", 0, 0, 1, 10), prefix="warmup")
         with gc_paused():
-            _measure(cache, conf, registry)
+            measure_session(cache, conf, registry)
         add_pending_gangs(cache, size)
     freeze_long_lived()
     with gc_paused():
-        return _measure(cache, conf, registry)
+        return measure_session(cache, conf, registry)
 
 
-def _measure(cache: SchedulerCache, conf: Any, registry: PluginRegistry) -> dict[str, float]:
+def measure_session(
+    cache: SchedulerCache, conf: Any, registry: PluginRegistry
+) -> dict[str, float]:
+    """One session's phases (wall seconds each, its total and CPU) and how many gang pods it
+    bound (the benches name their gangs ``gang-*``)."""
     timings: dict[str, float] = {}
     # CPU time too: on a shared, loaded machine it is the steadier figure.
     cpu_started = time.process_time()

@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import Any
 
 from bench import objects
+from bench.session import measure_session
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework.conf import parse_conf
-from volcano_py.framework.session import SchedulingState, close_session, open_session
 from volcano_py.scheduler.cycle import freeze_long_lived, gc_paused
-from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry, new_action
+from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry
 
 NODES = 5000
 NODES_PER_TIER1 = 10
@@ -129,29 +128,8 @@ def run(gangs: int, sub_grouped: int) -> dict[str, float]:
     conf = parse_conf(CONF, BUILTIN_ACTIONS)
     registry = PluginRegistry()
     freeze_long_lived()
-    timings: dict[str, float] = {}
     with gc_paused():
-        cpu_started = time.process_time()
-        started = time.perf_counter()
-        snapshot = cache.snapshot()
-        timings["snapshot"] = time.perf_counter() - started
-        mark = time.perf_counter()
-        ssn = open_session(snapshot, conf, registry, cache, SchedulingState())
-        timings["open"] = time.perf_counter() - mark
-        for name in conf.actions:
-            mark = time.perf_counter()
-            new_action(name).execute(ssn)
-            timings[name] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        close_session(ssn)
-        timings["close"] = time.perf_counter() - mark
-        timings["session total"] = time.perf_counter() - started
-        # The machine is shared: the process's CPU time says what the session cost it.
-        timings["session CPU"] = time.process_time() - cpu_started
-    binder = cache.binder
-    assert isinstance(binder, RecordingBinder)
-    timings["binds"] = float(sum(1 for key in binder.binds if "/gang-" in key))
-    return timings
+        return measure_session(cache, conf, registry)
 
 
 def main(argv: list[str] | None = None) -> int:
