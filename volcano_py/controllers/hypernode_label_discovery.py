@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from volcano_py.controllers import raw
 from volcano_py.controllers.hypernode_config import NETWORK_TOPOLOGY_SOURCE_LABEL
 from volcano_py.controllers.hypernode_objects import build_hyper_node
 
@@ -63,14 +64,14 @@ class LabelTopology:
 def parse_label_topology(config: Mapping[str, Any]) -> LabelTopology:
     """``parseCfg``: a type whose name is over 20 characters, or that repeats a label, is left
     out (upstream logs it as an error; here it is a problem the caller logs)."""
-    raw = config.get("networkTopologyTypes")
-    if raw is None:
+    types = config.get("networkTopologyTypes")
+    if types is None:
         return LabelTopology({})
-    if not isinstance(raw, Mapping):
+    if not isinstance(types, Mapping):
         return LabelTopology({}, ("networkTopologyTypes: must be a mapping of type to labels",))
     tiers: dict[str, tuple[str, ...]] = {}
     problems: list[str] = []
-    for type_name, entries in raw.items():
+    for type_name, entries in types.items():
         where = f"networkTopologyTypes.{type_name}"
         if len(str(type_name)) > MAX_TYPE_NAME_LENGTH:
             problems.append(f"{where}: the type name is longer than {MAX_TYPE_NAME_LENGTH}")
@@ -156,28 +157,33 @@ class _Namer:
     name no HyperNode (existing or just named) has."""
 
     def __init__(self, existing: Iterable[Mapping[str, Any]], suffix: Callable[[], str]) -> None:
-        self.existing: dict[str, Mapping[str, str]] = {}
+        self.names: set[str] = set()
+        # (label key, value) -> this source's HyperNodes carrying it, by name: the lookup
+        # upstream makes with a label selector, without scanning every HyperNode per name.
+        self.by_label: dict[tuple[str, str], list[str]] = {}
         for hyper_node in existing:
-            meta = hyper_node.get("metadata") or {}
-            self.existing[str(meta.get("name", ""))] = meta.get("labels") or {}
+            hyper_node_name = raw.name(hyper_node)
+            self.names.add(hyper_node_name)
+            labels = raw.labels_of(hyper_node)
+            if labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL) != SOURCE:
+                continue
+            for label in labels.items():
+                self.by_label.setdefault(label, []).append(hyper_node_name)
+        for found in self.by_label.values():
+            found.sort()
         self.suffix = suffix
 
     def name(
         self, type_name: str, key: str, value: str, tier: int, taken: Mapping[str, object]
     ) -> str:
         prefix = f"hypernode-{clean_type_name(type_name)}-tier{tier}"
-        for name in sorted(self.existing):
-            labels = self.existing[name]
-            if (
-                labels.get(key) == value
-                and labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL) == SOURCE
-                and name.startswith(prefix)
-            ):
-                return name
+        for candidate in self.by_label.get((key, value), ()):
+            if candidate.startswith(prefix):
+                return candidate
         for _ in range(NAME_ATTEMPTS):
-            name = f"{prefix}-{self.suffix()}"
-            if name not in self.existing and name not in taken:
-                return name
+            candidate = f"{prefix}-{self.suffix()}"
+            if candidate not in self.names and candidate not in taken:
+                return candidate
         raise RuntimeError(f"unable to get unique hyperNodeName after {NAME_ATTEMPTS} attempts")
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api.hypernode import parse_member
+from volcano_py.controllers import raw
 from volcano_py.controllers.hypernode_config import NETWORK_TOPOLOGY_SOURCE_LABEL
 
 API_VERSION: Final = "topology.volcano.sh/v1alpha1"
@@ -59,9 +60,9 @@ def reconcile(
     HyperNodes that were not discovered again. HyperNodes of other sources and hand-made ones
     are never touched."""
     ours = {
-        _name(hyper_node): hyper_node
+        raw.name(hyper_node): hyper_node
         for hyper_node in existing
-        if _labels(hyper_node).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == source
+        if raw.labels_of(hyper_node).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == source
     }
     changes = TopologyChanges()
     for hyper_node in discovered:
@@ -102,11 +103,11 @@ def member_node_count(
     own): every exact-match name, of any member type and whether or not such a node exists,
     plus the nodes a regex or label member selects (of either member type). A malformed
     member, an invalid pattern or an empty label selector adds nothing."""
-    name = str((hyper_node.get("metadata") or {}).get("name", ""))
-    raw_members = (hyper_node.get("spec") or {}).get("members") or []
+    hyper_node_name = raw.name(hyper_node)
+    members = raw.items(raw.spec(hyper_node).get("members"))
     names: set[str] = set()
-    for index, raw in enumerate(raw_members if isinstance(raw_members, list) else []):
-        member = parse_member(name, f"spec.members[{index}]", raw)
+    for index, entry in enumerate(members):
+        member = parse_member(hyper_node_name, f"spec.members[{index}]", entry)
         if member is None:
             continue
         if member.kind == "exact":
@@ -117,11 +118,3 @@ def member_node_count(
             matches = member.label_selector.matches
             names.update(node for node, labels in node_labels.items() if matches(labels))
     return len(names)
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}

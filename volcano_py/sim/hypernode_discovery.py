@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Mapping
-from typing import Any
 
+from volcano_py.controllers import raw
 from volcano_py.controllers.hypernode_config import (
     DiscoveryConfigError,
     config_from_config_map,
@@ -43,8 +42,8 @@ def add_discovered_hyper_nodes(inputs: SimInput, seed: int) -> None:
             obj
             for obj in inputs.objects
             if obj.get("kind") == "ConfigMap"
-            and (obj.get("metadata") or {}).get("name") == name
-            and (obj.get("metadata") or {}).get("namespace") == namespace
+            and raw.name(obj) == name
+            and raw.namespace(obj) == namespace
         ),
         None,
     )
@@ -72,25 +71,17 @@ def add_discovered_hyper_nodes(inputs: SimInput, seed: int) -> None:
 def _apply_label_discovery(inputs: SimInput, topology: LabelTopology, seed: int) -> None:
     nodes = [obj for obj in inputs.objects if obj.get("kind") == "Node"]
     existing = [obj for obj in inputs.objects if obj.get("kind") == "HyperNode"]
-    node_labels = {_name(node): _labels(node) for node in nodes}
+    node_labels = {raw.name(node): raw.labels_of(node) for node in nodes}
     rng = random.Random(f"hypernode-label/{seed}")
     discovered = discover_from_labels(topology, node_labels, existing, lambda: random_suffix(rng))
     changes = reconcile("label", discovered, existing)
-    replaced = {_name(updated): updated for _current, updated in changes.update}
+    replaced = {raw.name(updated): updated for _current, updated in changes.update}
     deleted = set(changes.delete)
     kept = []
     for obj in inputs.objects:
         if obj.get("kind") == "HyperNode":
-            if _name(obj) in deleted:
+            if raw.name(obj) in deleted:
                 continue
-            obj = replaced.get(_name(obj), obj)
+            obj = replaced.get(raw.name(obj), obj)
         kept.append(obj)
     inputs.objects[:] = [*kept, *changes.create]
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}

@@ -35,6 +35,7 @@ from typing import Any, Final
 
 import aiohttp
 
+from volcano_py.controllers import raw
 from volcano_py.controllers.hypernode_config import (
     DiscoveryConfigError,
     DiscoverySource,
@@ -120,9 +121,9 @@ class HyperNodeController:
         topology = self.label_topology
         if topology is None:
             return
-        labels = topology.topology_labels(_labels(node))
+        labels = topology.topology_labels(raw.labels_of(node))
         if event_type == "MODIFIED" and old is not None:
-            changed = labels != topology.topology_labels(_labels(old))
+            changed = labels != topology.topology_labels(raw.labels_of(old))
         else:  # a node with topology labels came or went
             changed = bool(labels)
         if changed:
@@ -133,7 +134,7 @@ class HyperNodeController:
             if self.label_topology is not None:
                 self.queue.add(LABEL_KEY, None)
             return
-        self.queue.add(f"status/{_name(hyper_node)}", None)
+        self.queue.add(f"status/{raw.name(hyper_node)}", None)
 
     def stop(self) -> None:
         for source in list(self.pollers):
@@ -218,7 +219,7 @@ class HyperNodeController:
         topology = self.label_topology
         if topology is None:
             return
-        node_labels = {name: _labels(node) for name, node in self.store.items("Node")}
+        node_labels = {name: raw.labels_of(node) for name, node in self.store.items("Node")}
         existing = [hyper_node for _, hyper_node in self.store.items("HyperNode")]
         discovered = discover_from_labels(topology, node_labels, existing, self.name_suffix)
         await self._apply(LABEL_SOURCE, discovered)
@@ -285,12 +286,12 @@ class HyperNodeController:
         changes = reconcile(source, discovered, existing)
         collection = HYPER_NODE.collection_path
         for hyper_node in changes.create:
-            name = _name(hyper_node)
+            name = raw.name(hyper_node)
             log.info("Creating HyperNode %s (source %s)", name, source)
             await self._write("POST", collection, hyper_node)
         for _current, updated in changes.update:
-            log.info("Updating HyperNode %s (source %s)", _name(updated), source)
-            await self._write("PUT", f"{collection}/{_name(updated)}", updated)
+            log.info("Updating HyperNode %s (source %s)", raw.name(updated), source)
+            await self._write("PUT", f"{collection}/{raw.name(updated)}", updated)
         for name in changes.delete:
             log.info("Deleting HyperNode %s (source %s)", name, source)
             try:
@@ -314,7 +315,7 @@ class HyperNodeController:
         hyper_node = self.store.get("HyperNode", name)
         if hyper_node is None:
             return
-        node_labels = {node: _labels(obj) for node, obj in self.store.items("Node")}
+        node_labels = {node: raw.labels_of(obj) for node, obj in self.store.items("Node")}
         count = member_node_count(hyper_node, node_labels)
         status = dict(hyper_node.get("status") or {})
         if status.get("nodeCount") == count:
@@ -337,13 +338,3 @@ async def _fetch_json(http: aiohttp.ClientSession, url: str) -> object:
 def _log_failure(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("%s stopped: %r", task.get_name(), task.exception())
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))
-
-
-def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
-    if obj is None:
-        return {}
-    return (obj.get("metadata") or {}).get("labels") or {}
