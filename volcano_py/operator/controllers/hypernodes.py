@@ -96,7 +96,6 @@ class HyperNodeController:
         self.config = NetworkTopologyConfig()
         self.label_topology: LabelTopology | None = None
         self.pollers: dict[str, asyncio.Task[None]] = {}
-        self.rounds: dict[str, int] = {}  # discovery results applied, by source
         self.pending_results: dict[str, list[dict[str, Any]]] = {}  # the latest ufm poll
 
     # ---- events
@@ -300,7 +299,6 @@ class HyperNodeController:
                 if not error.not_found:
                     raise RetryLater(f"delete HyperNode {name}: {error}") from None
             self.store.apply("HyperNode", "DELETED", {"metadata": {"name": name}}, False)
-        self.rounds[source] = self.rounds.get(source, 0) + 1
 
     async def _write(self, method: str, path: str, body: Mapping[str, Any]) -> None:
         try:
