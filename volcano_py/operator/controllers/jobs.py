@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from volcano_py.controllers import raw
 from volcano_py.controllers.admission import mutate_job, validate_job
 from volcano_py.controllers.job import (
     DelayedAction,
@@ -408,9 +409,8 @@ class JobController:
         job = self.store.get("Job", job_key)
         if job is None:
             return False
-        owners = (pod.get("metadata") or {}).get("ownerReferences") or []
-        owner_uid = next((o.get("uid") for o in owners if o.get("controller")), None)
-        return owner_uid is None or owner_uid == (job.get("metadata") or {}).get("uid")
+        owner = raw.controller_of(pod)
+        return owner is None or owner.get("uid") == raw.uid(job)
 
     def _observe_pod_creation(self, job_key: str, pod: Obj | None) -> None:
         """``ObserveJobToPodCreationLatency``: from the job's creation to the pod's."""
