@@ -1,9 +1,12 @@
 """deviceshare against a real API server with kwok nodes: a GPU-share pod lands on the node
 whose single card fits (not the one with more free memory in total), a vGPU pod on the card
-its UUID annotation names, and the cards reach the pods as the Binding's annotations."""
+its UUID annotation names, the cards reach the pods as the Binding's annotations, and with
+deviceshare.NodeLockEnable the bind writes the node lock and a held lock keeps the next pod
+off the node until it is removed (as the device plugin removes it)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +56,7 @@ tiers:
       deviceshare.SchedulePolicy: binpack
       deviceshare.ScheduleWeight: 10
 """
+NODE_LOCK_CONF = GPU_SHARE_CONF + "      deviceshare.NodeLockEnable: true\n"
 BASE = {"cpu": "32", "memory": "64Gi", "pods": "110"}
 
 
@@ -214,3 +218,51 @@ def test_vgpu_pod_gets_its_card_in_the_bind_annotations(
     finally:
         for node in nodes:
             control_plane.delete_node(node)
+
+
+def test_node_lock_is_written_and_honoured(
+    start_scheduler: StartScheduler,
+    control_plane: ControlPlane,
+    namespace: str,
+    scheduler_name: str,
+) -> None:
+    node = f"gpu-lock-{namespace[-6:]}"
+    gpu = "volcano.sh/gpu-memory"
+    control_plane.create_node(node, {**BASE, gpu: "16000", "volcano.sh/gpu-number": "2"})
+    path = f"/api/v1/nodes/{node}"
+
+    def lock() -> str | None:
+        found = control_plane.request("GET", path)["metadata"].get("annotations") or {}
+        return found.get("gpu")
+
+    try:
+        control_plane.wait_nodes_ready([node])
+        scheduler = start_scheduler(conf=NODE_LOCK_CONF)
+        scheduler.wait_ready()
+        create_scheduled_pod(control_plane, namespace, "first", scheduler_name, {gpu: "1000"})
+        wait_until(
+            "the first pod bound",
+            lambda: bool(_node_of(control_plane, namespace, "first")),
+            diagnose=lambda: scheduler.log(40),
+        )
+        value = lock()
+        assert value is not None and value.endswith("Z")
+        create_scheduled_pod(control_plane, namespace, "second", scheduler_name, {gpu: "1000"})
+        # Held: several cycles pass and the second pod stays off the node.
+        time.sleep(5)
+        assert _node_of(control_plane, namespace, "second") == ""
+        # The device plugin's release: the lock annotation removed.
+        control_plane.request(
+            "PATCH",
+            path,
+            {"metadata": {"annotations": {"gpu": None}}},
+            content_type="application/merge-patch+json",
+        )
+        wait_until(
+            "the second pod bound once the lock is gone",
+            lambda: bool(_node_of(control_plane, namespace, "second")),
+            diagnose=lambda: scheduler.log(40),
+        )
+        assert lock() is not None
+    finally:
+        control_plane.delete_node(node)

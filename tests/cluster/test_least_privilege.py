@@ -296,7 +296,7 @@ def _writes(group: str, resource: str, verbs: Iterable[str] = WRITES) -> list[tu
 
 
 def denials_for_everyone(
-    *, kube_system_secrets: bool = True
+    *, kube_system_secrets: bool = True, node_writes: Iterable[str] = WRITES
 ) -> list[tuple[str, str, str, str | None]]:
     """What no process may do: touch RBAC, escalate, impersonate, mint tokens or certificates,
     change admission, CRDs or namespaces, and (with `kube_system_secrets`) read kube-system's
@@ -313,7 +313,8 @@ def denials_for_everyone(
         *_writes("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
         *_writes("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
         *_writes("apiextensions.k8s.io", "customresourcedefinitions"),
-        *_writes("", "namespaces"), *_writes("", "nodes"), ("create", "", "pods/exec"),
+        *_writes("", "namespaces"), *_writes("", "nodes", node_writes),
+        ("create", "", "pods/exec"),
         ("get", "", "nodes/proxy"), ("create", "", "pods/eviction"),
         *_writes("apps", "deployments"), *_writes("batch", "jobs"),
     ]  # fmt: skip
@@ -333,7 +334,8 @@ def test_scheduler_service_account_has_what_it_needs_and_no_more(
     assert_everything_needed_is_allowed(identity)
     volcano = "scheduling.volcano.sh"
     assert_denied(identity, [
-        *denials_for_everyone(),
+        # Nodes: it patches only their annotations, for deviceshare's node lock.
+        *denials_for_everyone(node_writes=("create", "update", "delete", "deletecollection")),
         # Pods: it binds, patches status and evicts (delete, as upstream's evictor); it never
         # creates them nor changes their spec.
         *[(v, "", "pods", None) for v in ("create", "update", "patch", "deletecollection")],

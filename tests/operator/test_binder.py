@@ -142,3 +142,89 @@ def test_without_the_lease_nothing_is_written() -> None:
     binder = asyncio.run(harness.bind(task_for(pod()), "n1"))
     assert api.calls == [] and binder.stats.dropped == 1
     assert not harness.feed.is_assumed("ns/p")
+
+
+# ---- deviceshare.NodeLockEnable: the lock written on the Node before the Binding
+
+NODE = "/api/v1/nodes/n1"
+NOW = 1_800_000_000.0
+
+
+def node(annotations: dict[str, str] | None = None, version: str = "5") -> dict[str, Any]:
+    return {"metadata": {"name": "n1", "resourceVersion": version,
+                         "annotations": annotations or {}}}  # fmt: skip
+
+
+async def _bind_locked(harness: Harness, task: TaskInfo) -> LiveBinder:
+    binder = LiveBinder(
+        harness.api,
+        asyncio.get_running_loop(),
+        harness.pods,  # type: ignore[arg-type]
+        harness.feed,
+        concurrency=1,
+        recorder=harness.recorder,
+        clock=lambda: NOW,
+    )
+    tasks = binder.start()
+    binder.bind(task, "n1")
+    await asyncio.sleep(0)
+    assert await binder.drain(5)
+    for running in tasks:
+        running.cancel()
+    return binder
+
+
+def locked_task(*locks: str) -> TaskInfo:
+    task = task_for(pod())
+    task.bind_node_locks = locks
+    return task
+
+
+def test_the_node_lock_is_written_before_the_binding() -> None:
+    """TestAllocateAddsNodeLockAscendWhenEnabled (ascend/hami/device_info_test.go): the Node
+    gets ``hami.io/mutex.lock`` as an RFC 3339 time, here conditioned on the version read."""
+    api = FakeApi()
+    api.answer("GET", NODE, node())
+    api.answer("PATCH", NODE, node())
+    api.answer("POST", BIND, {"kind": "Status", "status": "Success"})
+    binder = asyncio.run(_bind_locked(Harness(api), locked_task("hami.io/mutex.lock")))
+    assert [c[:2] for c in api.calls] == [("GET", NODE), ("PATCH", NODE), ("POST", BIND)]
+    assert api.calls[1][2] == {"metadata": {"resourceVersion": "5", "annotations": {
+        "hami.io/mutex.lock": "2027-01-15T08:00:00Z"}}}  # fmt: skip
+    assert binder.stats.bound == 1
+
+
+def test_a_fresh_lock_refuses_the_bind_and_the_pod_is_reread() -> None:
+    api = FakeApi()
+    api.answer("GET", NODE, node({"gpu": "2027-01-15T07:58:00Z"}))
+    api.answer("GET", "/api/v1/namespaces/ns/pods/p", pod(version="7"))
+    harness = Harness(api)
+    binder = asyncio.run(_bind_locked(harness, locked_task("gpu")))
+    assert [c[0] for c in api.calls] == ["GET", "GET"]  # no PATCH, no Binding
+    assert binder.stats.locked == 1 and binder.stats.bound == 0
+    assert harness.applied == [("ADDED", "")] and not harness.feed.is_assumed("ns/p")
+    assert harness.recorder.events[-1][3:] == (
+        "Warning", "FailedScheduling", "Binding rejected: node n1 has been locked within 5 minutes"
+    )  # fmt: skip
+
+
+def test_an_expired_lock_is_taken_over_and_a_lost_race_retried() -> None:
+    api = FakeApi()
+    api.answer("GET", NODE, node({"gpu": "2027-01-15T07:50:00Z"}), node(version="6"))
+    api.answer("PATCH", NODE, error(409, "PATCH", NODE), node())
+    api.answer("POST", BIND, {"kind": "Status", "status": "Success"})
+    binder = asyncio.run(_bind_locked(Harness(api), locked_task("gpu")))
+    assert [c[0] for c in api.calls] == ["GET", "PATCH", "GET", "PATCH", "POST"]
+    assert api.calls[3][2]["metadata"]["resourceVersion"] == "6"
+    assert binder.stats.bound == 1
+
+
+def test_a_failed_bind_gives_its_lock_back() -> None:
+    api = FakeApi()
+    api.answer("GET", NODE, node(), node({"gpu": "2027-01-15T08:00:00Z"}, version="6"))
+    api.answer("PATCH", NODE, node())
+    api.answer("POST", BIND, error(409, "POST", BIND))
+    api.answer("GET", "/api/v1/namespaces/ns/pods/p", pod("other", version="7"))
+    asyncio.run(_bind_locked(Harness(api), locked_task("gpu")))
+    assert [c[0] for c in api.calls] == ["GET", "PATCH", "POST", "GET", "PATCH", "GET"]
+    assert api.calls[4][2] == {"metadata": {"resourceVersion": "6", "annotations": {"gpu": None}}}

@@ -5,8 +5,8 @@ Test_trimMemory (16 cases), Test_fit (8), TestAscendDevicesFilterNodeErrorClassi
 TestAscendDevice_GetNodeDevices_HAMiVnpuCore (3), Test_verifyReq (3),
 TestAscendDevices_AddResource (8 of 9: the nil-receiver case is Go's alone),
 TestHAMiReleaseReturnsSpeculativeAnnotationKeys, TestHAMiReleaseKeepsCommittedAnnotations,
-TestCalScore (7). Not transcribed: TestAllocateAddsNodeLockAscendWhenEnabled (the node lock,
-``deviceshare.NodeLockEnable``, is not ported and is named as without effect).
+TestCalScore (7). TestAllocateAddsNodeLockAscendWhenEnabled is in tests/operator/test_binder.py
+(the binder writes the node lock).
 """
 
 from __future__ import annotations

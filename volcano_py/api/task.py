@@ -150,6 +150,9 @@ class TaskInfo:
     # Facts plugins derive from the (immutable) pod, computed once per pod rather than once
     # per session: every copy of the task shares this memo. See ``derived_fact``.
     derived: dict[str, Any] = field(default_factory=dict)
+    # Node locks (annotation names, ``api.node_lock``) the binder takes on the task's node
+    # before the Binding: deviceshare's NodeLockEnable.
+    bind_node_locks: tuple[str, ...] = ()
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any], request: Resource | None = None) -> TaskInfo:
@@ -242,6 +245,7 @@ class TaskInfo:
             self.job_allocated_hyper_node,
             dict(self.pod_annotations),
             self.derived,
+            self.bind_node_locks,
         )
         return copy
 

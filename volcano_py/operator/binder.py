@@ -13,6 +13,12 @@ cycle before, kwok, a label change) would put the task back to Pending in the ca
 next cycle would place it again. So while a bind is in flight or unconfirmed, pod events
 without a node are held back; the bound version, a deletion, a new UID or a failed bind end
 the hold (kube-scheduler's "assumed pod").
+
+Node locks (deviceshare's ``NodeLockEnable``, ``TaskInfo.bind_node_locks``): before the Binding
+the worker reads the Node and writes the lock annotation, conditioned on the resourceVersion it
+read, so two schedulers (or two binds) cannot both take it; a lock younger than five minutes
+refuses the bind (the pod is re-read and scheduled again later). A bind that then fails gives
+the lock back, since no device plugin will see the pod to remove it.
 """
 
 from __future__ import annotations
@@ -27,10 +33,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py import metrics
+from volcano_py.api.node_lock import MAX_LOCK_RETRY, lock_refusal, lock_value
 from volcano_py.api.task import TaskInfo, pod_key
 from volcano_py.cache.interfaces import EventRecorder
 from volcano_py.operator.informer import DELETED, EventSink, Informer
-from volcano_py.runtime.apiclient import ApiError, KubeApi
+from volcano_py.runtime.apiclient import MERGE_PATCH, ApiError, KubeApi
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +107,9 @@ class BindRequest:
     annotations: dict[str, str]
     created: str
     queued: float = field(default_factory=time.monotonic)
+    # Node locks to take before the Binding, and the value written once taken.
+    node_locks: tuple[str, ...] = ()
+    lock_value: str = ""
 
     @property
     def key(self) -> str:
@@ -122,6 +132,7 @@ class BindStats:
     failed: int = 0
     retries: int = 0
     dropped: int = 0
+    locked: int = 0
 
 
 class LiveBinder:
@@ -139,6 +150,7 @@ class LiveBinder:
         may_write: Callable[[], bool] = lambda: True,
         recorder: EventRecorder | None = None,
         assume_timeout: float = 60.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.api = api
         self.loop = loop
@@ -149,6 +161,8 @@ class LiveBinder:
         self.may_write = may_write
         self.recorder = recorder
         self.assume_timeout = assume_timeout
+        # The wall clock the node locks are stamped and judged with.
+        self.clock = clock
         self.stats = BindStats()
         self._queue: asyncio.Queue[BindRequest] = asyncio.Queue()
         self._in_flight = 0
@@ -166,6 +180,7 @@ class LiveBinder:
             # Only what the session added (device decisions and the like).
             annotations={k: v for k, v in task.pod_annotations.items() if current.get(k) != v},
             created=str(meta.get("creationTimestamp") or ""),
+            node_locks=task.bind_node_locks,
         )
         self.feed.assume(request.key, request.uid, node_name)
         self.stats.queued += 1
@@ -213,6 +228,11 @@ class LiveBinder:
             self.stats.dropped += 1
             self.feed.forget(request.key)
             return
+        if request.node_locks:
+            refusal = await self._lock_node(request)
+            if refusal is not None:
+                await self._refused(request, refusal)
+                return
         metadata: dict[str, Any] = {"name": request.name, "namespace": request.namespace}
         if request.uid:
             metadata["uid"] = request.uid
@@ -256,7 +276,85 @@ class LiveBinder:
                 f"Successfully assigned {request.key} to {request.node}",
             )
 
+    async def _lock_node(self, request: BindRequest) -> str | None:
+        """Take the request's node locks (``LockNode``): why not, or None once written."""
+        path = f"/api/v1/nodes/{request.node}"
+        for _ in range(MAX_LOCK_RETRY):
+            try:
+                node = await self.api.request("GET", path)
+            except ApiError as error:
+                if error.transient:
+                    await asyncio.sleep(0.1)
+                    continue
+                return f"reading node {request.node} to lock it: {error.message}"
+            meta = (node or {}).get("metadata") or {}
+            annotations = meta.get("annotations") or {}
+            now = self.clock()
+            for lock_name in request.node_locks:
+                refusal = lock_refusal(request.node, annotations, lock_name, now)
+                if refusal is not None:
+                    return refusal
+            value = lock_value(now)
+            patch: dict[str, Any] = {
+                "metadata": {"annotations": dict.fromkeys(request.node_locks, value)}
+            }
+            if meta.get("resourceVersion"):
+                # Only over the version just judged: a concurrent lock makes this a conflict.
+                patch["metadata"]["resourceVersion"] = meta["resourceVersion"]
+            try:
+                await self.api.request("PATCH", path, patch, content_type=MERGE_PATCH)
+            except ApiError as error:
+                if error.conflict or error.transient:
+                    await asyncio.sleep(0.1)
+                    continue
+                return f"locking node {request.node}: {error.message}"
+            request.lock_value = value
+            return None
+        return f"locking node {request.node} exceeds retry count {MAX_LOCK_RETRY}"
+
+    async def _unlock_node(self, request: BindRequest) -> None:
+        """Give back the locks this request wrote (its bind failed), unless changed since."""
+        path = f"/api/v1/nodes/{request.node}"
+        for _ in range(MAX_LOCK_RETRY):
+            try:
+                node = await self.api.request("GET", path)
+                meta = (node or {}).get("metadata") or {}
+                annotations = meta.get("annotations") or {}
+                ours = [n for n in request.node_locks if annotations.get(n) == request.lock_value]
+                if not ours:
+                    return
+                patch: dict[str, Any] = {"metadata": {"annotations": dict.fromkeys(ours)}}
+                if meta.get("resourceVersion"):
+                    patch["metadata"]["resourceVersion"] = meta["resourceVersion"]
+                await self.api.request("PATCH", path, patch, content_type=MERGE_PATCH)
+                return
+            except ApiError as error:
+                if error.conflict or error.transient:
+                    await asyncio.sleep(0.1)
+                    continue
+                log.warning("releasing the lock of node %s failed: %s", request.node, error)
+                return
+        log.warning("releasing the lock of node %s: retries exhausted", request.node)
+
+    async def _refused(self, request: BindRequest, reason: str) -> None:
+        """The node's lock is held: no Binding; the pod is re-read (Pending again)."""
+        self.stats.locked += 1
+        log.info("bind %s -> %s: %s; re-reading the pod", request.key, request.node, reason)
+        if self.recorder is not None:
+            self.recorder.record(
+                "Pod",
+                request.namespace,
+                request.name,
+                "Warning",
+                "FailedScheduling",
+                f"Binding rejected: {reason}",
+            )
+        self.feed.forget(request.key)
+        await self._resync(request.key)
+
     async def _failed(self, request: BindRequest, error: ApiError) -> None:
+        if request.lock_value:
+            await self._unlock_node(request)
         if error.conflict or error.not_found:
             self.stats.conflicts += 1
             log.info(

@@ -11,7 +11,7 @@ CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
     ("", "pods", frozenset({"get", "list", "watch", "delete"})),
     ("", "pods/binding", frozenset({"create"})),
     ("", "pods/status", frozenset({"patch"})),
-    ("", "nodes", frozenset({"list", "watch"})),
+    ("", "nodes", frozenset({"get", "list", "watch", "patch"})),
     ("", "resourcequotas", frozenset({"list", "watch"})),
     ("", "configmaps", frozenset({"list", "watch"})),
     ("", "events", frozenset({"create", "patch"})),

@@ -199,6 +199,7 @@ class InMemoryCluster:
         self.binds[task.key] = node_name
         self.changes += 1
         self.update(pod)
+        self._lock_node(node_name, task.bind_node_locks)
         self.record(
             "Pod",
             task.namespace,
@@ -207,6 +208,22 @@ class InMemoryCluster:
             "Scheduled",
             f"Successfully assigned {task.key} to {node_name}",
         )
+
+    def _lock_node(self, node_name: str, locks: tuple[str, ...]) -> None:
+        """The node locks the session took for this bind (deviceshare.NodeLockEnable),
+        written on the Node as the live binder writes them. The session decided against this
+        same Node (the cache sees every change here at once), so there is nothing to check;
+        no device plugin runs to remove them: they expire after five minutes."""
+        node = self.get("Node", node_name) if locks else None
+        if node is None:
+            return
+        node = revised(node, "metadata")
+        annotations = node["metadata"]["annotations"] = dict(
+            node["metadata"].get("annotations") or {}
+        )
+        for lock_name in locks:
+            annotations[lock_name] = timestamp(self.clock())
+        self.update(node)
 
     # ------------------------------------------------------------------ Evictor
 

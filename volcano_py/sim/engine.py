@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from volcano_py.api.node_lock import lock_expiry
 from volcano_py.api.types import DEFAULT_SCHEDULER_NAME, GROUP_NAME_ANNOTATION
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.controllers.job import (
@@ -334,9 +335,28 @@ class Simulation:
         if expiry is not None:
             candidates.append(seconds_since_epoch(expiry))
         candidates.extend(entry[0] for entry in self.delayed)
+        unlock = self._next_node_unlock()
+        if unlock is not None:
+            candidates.append(unlock)
         if with_cron:
             candidates.extend(self.cron_due.values())
         return min(candidates, default=None)
+
+    def _next_node_unlock(self) -> float | None:
+        """When the next device node lock (deviceshare.NodeLockEnable) expires: a pod the
+        lock held back may bind then. No device plugin runs here to remove it sooner."""
+        found = []
+        for node in self.cluster.of_kind("Node").values():
+            annotations = (node.get("metadata") or {}).get("annotations")
+            if not annotations:
+                continue
+            expiry = lock_expiry(annotations)
+            if expiry is not None:
+                # Free once strictly older than the expiry: the first cycle after it.
+                at = expiry - EPOCH.timestamp() + 1e-3
+                if at > self.time:
+                    found.append(at)
+        return min(found, default=None)
 
     # ------------------------------------------------------------------ controllers
 

@@ -8,6 +8,8 @@ one card), ``deviceshare.GPUNumberEnable`` (whole cards, ``volcano.sh/gpu-number
 vNPU, one kind per ``vnpus`` entry of the device config), ``deviceshare.SchedulePolicy``
 (``binpack`` or ``spread``: which vGPU or vNPU card first, and their score),
 ``deviceshare.ScheduleWeight`` (the score's weight; no score at 0),
+``deviceshare.NodeLockEnable`` (a GPU-share, vGPU or vNPU bind first takes the node's lock
+annotation; ``nodelock``),
 ``deviceshare.KnownGeometriesCMName`` / ``...Namespace`` (the device configuration ConfigMap,
 default ``kube-system/volcano-vgpu-device-config``). GPU sharing together with GPU number, or
 either with vGPU, is refused as Volcano refuses to start.
@@ -24,11 +26,11 @@ deallocation.
 
 Not ported, each named when configured: MindCluster's Ascend 310P vNPU
 (``deviceshare.AscendMindClusterVNPUEnable``), GPU exclusivity rules
-(``deviceshare.GPUExclusiveRules``), the node lock (``deviceshare.NodeLockEnable``) and vGPU's
-MIG mode (such nodes are shared as hami-core).
+(``deviceshare.GPUExclusiveRules``) and vGPU's MIG mode (such nodes are shared as hami-core).
 
 Modules: ``options`` (arguments), ``config`` (the device ConfigMap), ``requests`` (what a pod
-asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``plugin`` (the wiring).
+asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``nodelock`` (the node
+lock), ``plugin`` (the wiring).
 """
 
 from __future__ import annotations

@@ -37,11 +37,6 @@ SPREAD: Final = "spread"
 # What upstream reads and volcano-py does not act on, and why; the conf check names each as
 # without effect and the plugin logs the reason once.
 UNPORTED: Final[Mapping[str, str]] = {
-    NODE_LOCK_ENABLE: (
-        "the node lock is an annotation on the Node that HAMi's device plugin clears after"
-        " it read the pod's devices; volcano-py does not write it, so binds are not"
-        " serialised per node"
-    ),
     ASCEND_MINDCLUSTER_VNPU_ENABLE: "Ascend 310P vNPU (MindCluster) is not ported yet",
     GPU_EXCLUSIVE_RULES: "GPU exclusivity rules are not ported yet",
 }
@@ -49,6 +44,7 @@ UNPORTED: Final[Mapping[str, str]] = {
 ARGUMENTS: Final[frozenset[str]] = frozenset(
     {
         GPU_SHARING_ENABLE,
+        NODE_LOCK_ENABLE,
         GPU_NUMBER_ENABLE,
         VGPU_ENABLE,
         ASCEND_HAMI_VNPU_ENABLE,
@@ -68,6 +64,7 @@ ERR_SHARE_AND_VGPU: Final = "gpu-share and vgpu can't be used together"
 class DeviceShareOptions:
     gpu_sharing: bool = False
     gpu_number: bool = False
+    node_lock: bool = False
     vgpu: bool = False
     ascend_hami_vnpu: bool = False
     schedule_policy: str = ""
@@ -80,6 +77,7 @@ class DeviceShareOptions:
         return cls(
             gpu_sharing=arguments.get_bool(GPU_SHARING_ENABLE, False),
             gpu_number=arguments.get_bool(GPU_NUMBER_ENABLE, False),
+            node_lock=arguments.get_bool(NODE_LOCK_ENABLE, False),
             vgpu=arguments.get_bool(VGPU_ENABLE, False),
             ascend_hami_vnpu=arguments.get_bool(ASCEND_HAMI_VNPU_ENABLE, False),
             schedule_policy=arguments.get_str(SCHEDULE_POLICY, ""),

@@ -27,6 +27,12 @@ from volcano_py.plugins.deviceshare import ascend, gpushare, vgpu
 from volcano_py.plugins.deviceshare.ascend import AscendDevices
 from volcano_py.plugins.deviceshare.config import nvidia_config, vnpus_config
 from volcano_py.plugins.deviceshare.gpushare import GpuShareDevices, format_gpu_index
+from volcano_py.plugins.deviceshare.nodelock import (
+    ASCEND_HAMI_LOCK,
+    GPUSHARE_LOCK,
+    VGPU_LOCK,
+    NodeLocks,
+)
 from volcano_py.plugins.deviceshare.options import (
     ARGUMENTS,
     BINPACK,
@@ -86,6 +92,8 @@ class DeviceSharePlugin:
         # One per Ascend kind of the device config (HAMi vNPU).
         self.ascend: list[AscendDevices] = []
         self.ascend_words: tuple[str, ...] = ()
+        # With deviceshare.NodeLockEnable: the session's node locks.
+        self.locks: NodeLocks | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         options = self.options
@@ -123,6 +131,8 @@ class DeviceSharePlugin:
             ]
         if self.gpushare is None and self.vgpu is None and not self.ascend:
             return
+        if options.node_lock:
+            self.locks = NodeLocks(memory.setdefault("node locks", {}), ssn.now)
         for devices in (self.gpushare, self.vgpu, *self.ascend):
             if devices is not None:
                 ssn.add_predicate_mask_fn(self.name, devices.mask)
@@ -141,6 +151,9 @@ class DeviceSharePlugin:
         )
 
     def on_session_close(self, ssn: Session) -> None:
+        if self.locks is not None:
+            self.locks.close(ssn.nodes)
+            self.locks = None
         self.gpushare = None
         self.vgpu = None
         self.ascend = []
@@ -192,6 +205,12 @@ class DeviceSharePlugin:
             if _bound_to(task, node.name) and gpushare.GPU_INDEX in _own_annotations(task):
                 share.restore(task, row, _own_annotations(task))
             else:
+                if self.locks is not None and gpushare.gpu_request(task).memory > 0:
+                    # Upstream locks only for a pod sharing a card by memory.
+                    refusal = self.locks.take(task, node, GPUSHARE_LOCK)
+                    if refusal is not None:
+                        event.error = f"node {node.name} locked for lockname gpushare {refusal}"
+                        return
                 cards = share.allocate(task, row)
                 if cards is None:
                     event.error = (
@@ -216,6 +235,15 @@ class DeviceSharePlugin:
             if not result.fits:
                 event.error = result.error
                 return
+            if self.locks is not None:
+                # Upstream locks after the fit.
+                refusal = self.locks.take(task, node, VGPU_LOCK)
+                if refusal is not None:
+                    devices.release(task.key)
+                    event.error = (
+                        f"node {node.name} locked for {task.name} hamivgpu lockname {refusal}"
+                    )
+                    return
             ids = encode_pod_devices(result.devices)
             now = str(int(ssn.now))
             task.pod_annotations.update(
@@ -239,6 +267,13 @@ class DeviceSharePlugin:
             if _bound_to(task, node.name) and ascend.allocated_annotation(word) in own:
                 kind.restore(task, row, own)
                 continue
+            if self.locks is not None:
+                refusal = self.locks.take(task, node, ASCEND_HAMI_LOCK)
+                if refusal is not None:
+                    event.error = (
+                        f"node {node.name} locked for {task.name} hami vnpu. lockname {refusal}"
+                    )
+                    return
             result = kind.allocate(task, row, int(ssn.now), node.name)
             if isinstance(result, str):
                 event.error = result
@@ -246,6 +281,8 @@ class DeviceSharePlugin:
 
     def _deallocate(self, ssn: Session, event: Event) -> None:
         task = event.task
+        if self.locks is not None:
+            self.locks.release(task)
         share = self.gpushare
         if share is not None and share.requested(task):
             share.release(task.key)
