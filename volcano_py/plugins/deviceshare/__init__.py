@@ -10,6 +10,8 @@ vNPU, one kind per ``vnpus`` entry of the device config), ``deviceshare.Schedule
 ``deviceshare.ScheduleWeight`` (the score's weight; no score at 0),
 ``deviceshare.NodeLockEnable`` (a GPU-share, vGPU or vNPU bind first takes the node's lock
 annotation; ``nodelock``),
+``deviceshare.GPUExclusiveRules`` (label rules whose vGPU pods never share a card;
+``exclusive``),
 ``deviceshare.KnownGeometriesCMName`` / ``...Namespace`` (the device configuration ConfigMap,
 default ``kube-system/volcano-vgpu-device-config``). GPU sharing together with GPU number, or
 either with vGPU, is refused as Volcano refuses to start.
@@ -25,12 +27,12 @@ pod's bind annotations (``volcano.sh/gpu-index`` + ``volcano.sh/predicate-time``
 deallocation.
 
 Not ported, each named when configured: MindCluster's Ascend 310P vNPU
-(``deviceshare.AscendMindClusterVNPUEnable``), GPU exclusivity rules
-(``deviceshare.GPUExclusiveRules``) and vGPU's MIG mode (such nodes are shared as hami-core).
+(``deviceshare.AscendMindClusterVNPUEnable``) and vGPU's MIG mode (such nodes are shared
+as hami-core).
 
 Modules: ``options`` (arguments), ``config`` (the device ConfigMap), ``requests`` (what a pod
 asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``nodelock`` (the node
-lock), ``plugin`` (the wiring).
+lock), ``exclusive`` (GPU exclusivity rules), ``plugin`` (the wiring).
 """
 
 from __future__ import annotations

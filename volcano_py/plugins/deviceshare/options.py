@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from volcano_py.framework.arguments import Arguments
+from volcano_py.plugins.deviceshare.exclusive import (
+    GPU_EXCLUSIVE_RULES,
+    ExclusiveRule,
+    parse_exclusive_rules,
+)
 
 PLUGIN_NAME: Final = "deviceshare"
 
@@ -26,7 +31,6 @@ SCHEDULE_POLICY: Final = "deviceshare.SchedulePolicy"
 SCHEDULE_WEIGHT: Final = "deviceshare.ScheduleWeight"
 KNOWN_GEOMETRIES_CM_NAME: Final = "deviceshare.KnownGeometriesCMName"
 KNOWN_GEOMETRIES_CM_NAMESPACE: Final = "deviceshare.KnownGeometriesCMNamespace"
-GPU_EXCLUSIVE_RULES: Final = "deviceshare.GPUExclusiveRules"
 
 DEFAULT_CONFIG_NAME: Final = "volcano-vgpu-device-config"
 DEFAULT_CONFIG_NAMESPACE: Final = "kube-system"
@@ -38,7 +42,6 @@ SPREAD: Final = "spread"
 # without effect and the plugin logs the reason once.
 UNPORTED: Final[Mapping[str, str]] = {
     ASCEND_MINDCLUSTER_VNPU_ENABLE: "Ascend 310P vNPU (MindCluster) is not ported yet",
-    GPU_EXCLUSIVE_RULES: "GPU exclusivity rules are not ported yet",
 }
 
 ARGUMENTS: Final[frozenset[str]] = frozenset(
@@ -52,6 +55,7 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         SCHEDULE_WEIGHT,
         KNOWN_GEOMETRIES_CM_NAME,
         KNOWN_GEOMETRIES_CM_NAMESPACE,
+        GPU_EXCLUSIVE_RULES,
     }
 )
 UNSUPPORTED_ARGUMENTS: Final[frozenset[str]] = frozenset(UNPORTED)
@@ -71,9 +75,14 @@ class DeviceShareOptions:
     schedule_weight: int = 0
     config_name: str = DEFAULT_CONFIG_NAME
     config_namespace: str = DEFAULT_CONFIG_NAMESPACE
+    # GPUExclusiveRules: vGPU pods matching one of these never share a card.
+    exclusive_rules: tuple[ExclusiveRule, ...] = ()
 
     @classmethod
     def from_arguments(cls, arguments: Arguments) -> DeviceShareOptions:
+        rules, problems = parse_exclusive_rules(arguments.get(GPU_EXCLUSIVE_RULES))
+        for problem in problems:
+            arguments.warn(problem)
         return cls(
             gpu_sharing=arguments.get_bool(GPU_SHARING_ENABLE, False),
             gpu_number=arguments.get_bool(GPU_NUMBER_ENABLE, False),
@@ -86,6 +95,7 @@ class DeviceShareOptions:
             config_namespace=arguments.get_str(
                 KNOWN_GEOMETRIES_CM_NAMESPACE, DEFAULT_CONFIG_NAMESPACE
             ),
+            exclusive_rules=rules,
         )
 
     @property
@@ -108,11 +118,13 @@ class DeviceShareOptions:
 
 def refused_arguments(arguments: Mapping[str, Any]) -> str | None:
     """Why Volcano would not start with these arguments (it exits), or None."""
-    options = DeviceShareOptions.from_arguments(Arguments(arguments, owner=PLUGIN_NAME))
+    # The switches only: the rules are read (and their problems named) by the plugin.
+    switches = {k: v for k, v in arguments.items() if k != GPU_EXCLUSIVE_RULES}
+    options = DeviceShareOptions.from_arguments(Arguments(switches, owner=PLUGIN_NAME))
     conflict = options.conflict()
     if conflict is None:
         return None
-    switches = [
+    named = [
         key
         for key, on in (
             (GPU_SHARING_ENABLE, options.gpu_sharing),
@@ -121,4 +133,4 @@ def refused_arguments(arguments: Mapping[str, Any]) -> str | None:
         )
         if on
     ]
-    return f"{conflict} (true: {', '.join(switches)}; Volcano exits on this)"
+    return f"{conflict} (true: {', '.join(named)}; Volcano exits on this)"

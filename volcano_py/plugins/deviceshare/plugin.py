@@ -114,6 +114,7 @@ class DeviceSharePlugin:
                 config,
                 options.schedule_policy,
                 memory.setdefault("vgpu registrations", {}),
+                options.exclusive_rules,
             )
         if options.ascend_hami_vnpu:
             vnpus = vnpus_config(ssn.device_configs, options.config_key)

@@ -15,12 +15,14 @@ cards, trying them in the policy's order (binpack: most used memory first; sprea
 pods first; otherwise highest id first) and skipping a card that: the pod's UUID
 allow/deny annotations exclude, is full (slices, memory, cores), is exclusive (cores 100)
 or would become so, already holds a pod of the same PodGroup when the pod asks
-``volcano.sh/vgpu-podgroup-policy: spread``, or is of a type the pod's
+``volcano.sh/vgpu-podgroup-policy: spread``, is held by a pod matching one of the same
+GPUExclusiveRules (``exclusive``), or is of a type the pod's
 ``nvidia.com/use-gputype`` / ``nouse-gputype`` annotation excludes. The containers' picks
 accumulate, so a later container sees the earlier ones.
 
 Vectorised: per node row the cards' slices, memory and cores (used and total) are ``[N, C]``
-arrays; a task's mask is, per container, "enough cards that fit this container alone", a
+arrays (and, with GPUExclusiveRules, one ``[N, C]`` mask per rule of the cards its pods hold);
+a task's mask is, per container, "enough cards that fit this container alone", a
 necessary condition over all nodes in a few comparisons. The exact fit above (``fit``, the
 scalar reference) then runs only for the nodes that pass it, as the task's per-node predicate.
 
@@ -33,7 +35,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -58,6 +60,7 @@ from volcano_py.plugins.deviceshare.config import (
     VGPU_NUMBER,
     NvidiaConfig,
 )
+from volcano_py.plugins.deviceshare.exclusive import ExclusiveRule, task_rules
 from volcano_py.plugins.deviceshare.options import BINPACK, SPREAD
 from volcano_py.plugins.deviceshare.requests import (
     NO_PERCENTAGE,
@@ -372,9 +375,15 @@ class FitResult:
 
 
 def fit(
-    task: TaskInfo, node: VgpuNode, requests: Sequence[ContainerDeviceRequest], policy: str
+    task: TaskInfo,
+    node: VgpuNode,
+    requests: Sequence[ContainerDeviceRequest],
+    policy: str,
+    excluded: Set[int] = frozenset(),
 ) -> FitResult:
-    """``checkNodeGPUSharingPredicateAndScore`` on a tentative copy of the usage."""
+    """``checkNodeGPUSharingPredicateAndScore`` on a tentative copy of the usage.
+    ``excluded``: the card ids GPUExclusiveRules keep from this pod (upstream caps them as
+    full: ``capGPUs``)."""
     annotations = task.pod_annotations
     mode = annotations.get(MODE_ANNOTATION)
     if mode is not None and mode != node.mode:
@@ -400,7 +409,7 @@ def fit(
             if not uuids.matches(card.uuid):
                 continue
             uuid_matched = True
-            if card.number <= usage[0]:
+            if card.number <= usage[0] or i in excluded:
                 continue
             if group and any(g == group and (m > 0 or c > 0) for m, c, g in card.pods.values()):
                 continue
@@ -514,11 +523,16 @@ class VgpuDevices:
         config: NvidiaConfig,
         policy: str,
         registrations: dict[str, tuple[Any, VgpuNode | None]] | None = None,
+        rules: tuple[ExclusiveRule, ...] = (),
     ) -> None:
         """``registrations``: node name -> (node object, its decoded cards) kept from one
-        session to the next, so an unchanged node is not decoded again."""
+        session to the next, so an unchanged node is not decoded again. ``rules``:
+        GPUExclusiveRules."""
         self.config = config
         self.policy = policy
+        self.rules = rules
+        # Task key -> the rules it matches, for the pods holding cards that match any.
+        self.holder_rules: dict[str, frozenset[int]] = {}
         self.node_names = [node.name for node in node_list]
         size = len(node_list)
         self.nodes: dict[int, VgpuNode] = {}
@@ -546,6 +560,8 @@ class VgpuDevices:
         self.used_num: FloatArray = np.zeros((size, width))
         self.used_mem: FloatArray = np.zeros((size, width))
         self.used_core: FloatArray = np.zeros((size, width))
+        # [rule, row, card]: the card is held by a pod matching the rule (hami-core nodes).
+        self.reserved: BoolArray = np.zeros((len(rules), size, width), dtype=bool)
         # Task key -> (row, [(card id, memory, cores)]) of what each pod holds.
         self.holders: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
         self.version = 0
@@ -554,14 +570,19 @@ class VgpuDevices:
         self._all_rows = np.arange(size, dtype=np.intp)
         self._per_node_cache: dict[Any, tuple[int, Any]] = {}
         self._masks: dict[
-            tuple[tuple[ContainerDeviceRequest, ...], bool, str | None], tuple[int, NodeMask]
+            tuple[tuple[ContainerDeviceRequest, ...], bool, str | None, frozenset[int]],
+            tuple[int, NodeMask],
         ] = {}
         cells: list[tuple[int, int, VgpuCard]] = []
         for row, devices in self.nodes.items():
+            ruled = False
             for task in node_list[row].tasks.values():
                 if task.status not in NOT_HOLDING:
                     self.add_from_annotations(task, row, task.pod_annotations)
+                    ruled = ruled or task.key in self.holder_rules
             cells.extend((row, card_id, card) for card_id, card in devices.cards.items())
+            if ruled:
+                self._refresh_reserved(row)
         # One fancy-indexed write per array rather than one per card.
         if cells:
             rows = np.fromiter((c[0] for c in cells), dtype=np.intp, count=len(cells))
@@ -577,7 +598,34 @@ class VgpuDevices:
 
     # ---- accounting
 
+    def _refresh_reserved(self, row: int) -> None:
+        """Which rules hold which cards of ``row`` (``ruleGPUs``), from the cards' pods."""
+        if not self.rules:
+            return
+        self.reserved[:, row, :] = False
+        node = self.nodes.get(row)
+        if node is None or node.mode != HAMI_CORE:
+            # Exclusivity concerns hami-core sharing only.
+            return
+        for card_id, card in node.cards.items():
+            for key in card.pods:
+                for rule in self.holder_rules.get(key, ()):
+                    self.reserved[rule, row, card_id] = True
+
+    def _reserved_cards(self, rules: frozenset[int], rows: Any) -> Any:
+        """``[len(rows), C]``: the cards a pod matching ``rules`` may not take."""
+        return self.reserved[sorted(rules)][:, rows].any(axis=0)
+
+    def excluded_cards(self, task: TaskInfo, row: int) -> frozenset[int]:
+        """``reservedGPUsForPod``: the ids of the cards of ``row`` held by pods matching one
+        of the rules ``task`` matches."""
+        rules = task_rules(task, self.rules)
+        if not rules:
+            return frozenset()
+        return frozenset(np.flatnonzero(self.reserved[sorted(rules), row].any(axis=0)).tolist())
+
     def _mirror(self, row: int) -> None:
+        self._refresh_reserved(row)
         for card_id, card in self.nodes[row].cards.items():
             self.nvidia[row, card_id] = NVIDIA in card.type
             self.number[row, card_id] = card.number
@@ -595,12 +643,19 @@ class VgpuDevices:
         held = add_resource(self.nodes[row], task.key, pod_group_key(task), annotations)
         if held:
             self.holders[task.key] = (row, held)
+            self._note_rules(task)
+
+    def _note_rules(self, task: TaskInfo) -> None:
+        rules = task_rules(task, self.rules)
+        if rules:
+            self.holder_rules[task.key] = rules
 
     def release(self, key: str) -> bool:
         held = self.holders.pop(key, None)
         if held is None:
             return False
         row, cards = held
+        self.holder_rules.pop(key, None)
         node = self.nodes[row]
         for card_id, memory, cores in cards:
             card = node.cards[card_id]
@@ -616,7 +671,9 @@ class VgpuDevices:
         return vgpu_ask(task, self.config).any_request
 
     def fit_on(self, task: TaskInfo, row: int) -> FitResult:
-        return fit(task, self.nodes[row], vgpu_ask(task, self.config).requests, self.policy)
+        requests = vgpu_ask(task, self.config).requests
+        excluded = self.excluded_cards(task, row)
+        return fit(task, self.nodes[row], requests, self.policy, excluded)
 
     def allocate(self, task: TaskInfo, row: int) -> FitResult:
         """``Allocate``: the fit, recorded (each card of each container counted)."""
@@ -625,6 +682,7 @@ class VgpuDevices:
             return result
         held = hold(self.nodes[row], task.key, pod_group_key(task), result.devices)
         self.holders[task.key] = (row, held)
+        self._note_rules(task)
         self._mirror(row)
         return result
 
@@ -640,7 +698,8 @@ class VgpuDevices:
         ask = vgpu_ask(task, self.config)
         if not ask.any_request:
             return None
-        key = (ask.requests, ask.simple, ask.mode)
+        rules = task_rules(task, self.rules)
+        key = (ask.requests, ask.simple, ask.mode, rules)
         cached = self._masks.get(key)
         if cached is not None and cached[0] == self.version:
             return cached[1]
@@ -649,7 +708,7 @@ class VgpuDevices:
             # Every node shares as hami-core here (MIG is not ported).
             possible[:] = False
         for request in ask.requests:
-            possible &= self._fit_counts(request, ask.simple) >= request.nums
+            possible &= self._fit_counts(request, ask.simple, rules) >= request.nums
         passed: BoolArray = ~self.has_device | possible
 
         def reason(row: int) -> Status:
@@ -669,7 +728,13 @@ class VgpuDevices:
             return np.floor(memory * request.mem_percentage_req / 100.0)
         return np.full_like(memory, float(request.memreq))
 
-    def _cards_fitting(self, request: ContainerDeviceRequest, typed: bool, rows: Any) -> Any:
+    def _cards_fitting(
+        self,
+        request: ContainerDeviceRequest,
+        typed: bool,
+        rows: Any,
+        rules: frozenset[int] = frozenset(),
+    ) -> Any:
         """``[len(rows), C]``: the cards that could take ``request`` alone (``typed``: their
         type checked too, which the simple requests need for the mask to be exact)."""
         number, used_num = self.number[rows], self.used_num[rows]
@@ -687,11 +752,15 @@ class VgpuDevices:
             fits &= used_core != 100
         if typed:
             fits &= self.nvidia[rows]
+        if rules:
+            fits &= ~self._reserved_cards(rules, rows)
         return fits
 
-    def _binpack_scores(self, request: ContainerDeviceRequest, rows: Any) -> FloatArray:
+    def _binpack_scores(
+        self, request: ContainerDeviceRequest, rows: Any, rules: frozenset[int]
+    ) -> FloatArray:
         """The binpack score of a simple request at ``rows`` (0 where it does not fit)."""
-        fitting = self._cards_fitting(request, True, rows)
+        fitting = self._cards_fitting(request, True, rows, rules)
         # binpack's card order: most used memory first, lowest id on a tie (stable sort).
         used_mem = self.used_mem[rows]
         order = np.argsort(np.where(fitting, -used_mem, np.inf), axis=1, kind="stable")
@@ -728,12 +797,23 @@ class VgpuDevices:
         self._per_node_cache[key] = (self.version, values)
         return values
 
-    def _row_fitting(self, request: ContainerDeviceRequest, typed: bool, row: int) -> list[int]:
+    def _row_fitting(
+        self,
+        request: ContainerDeviceRequest,
+        typed: bool,
+        row: int,
+        rules: frozenset[int] = frozenset(),
+    ) -> list[int]:
         """The ids of the cards of ``row`` that could take ``request`` alone (the scalar
         statement of ``_cards_fitting``)."""
         node = self.nodes.get(row)
         if node is None:
             return []
+        excluded: Set[int] = (
+            frozenset(np.flatnonzero(self.reserved[sorted(rules), row].any(axis=0)).tolist())
+            if rules
+            else frozenset()
+        )
         cores = request.coresreq
         found = []
         for card_id, card in sorted(node.cards.items()):
@@ -748,15 +828,18 @@ class VgpuDevices:
                 and not (cores == 100 and card.used_num > 0)
                 and not (cores == 0 and card.used_core == 100)
                 and (not typed or NVIDIA in card.type)
+                and card_id not in excluded
             ):
                 found.append(card_id)
         return found
 
-    def _row_binpack(self, request: ContainerDeviceRequest, row: int) -> float:
+    def _row_binpack(
+        self, request: ContainerDeviceRequest, row: int, rules: frozenset[int]
+    ) -> float:
         node = self.nodes.get(row)
         if node is None:
             return 0.0
-        fitting = self._row_fitting(request, True, row)
+        fitting = self._row_fitting(request, True, row, rules)
         if len(fitting) < request.nums:
             return 0.0
         chosen = sorted(fitting, key=lambda i: (-node.cards[i].used_mem, i))[: request.nums]
@@ -770,11 +853,13 @@ class VgpuDevices:
             score += card_score(BINPACK, card, [card.used_num + 1, card.used_mem + memreq, 0])
         return score
 
-    def _fit_counts(self, request: ContainerDeviceRequest, typed: bool) -> Any:
+    def _fit_counts(
+        self, request: ContainerDeviceRequest, typed: bool, rules: frozenset[int]
+    ) -> Any:
         return self._per_node(
-            ("count", request, typed),
-            lambda rows: self._cards_fitting(request, typed, rows).sum(axis=1),
-            lambda row: len(self._row_fitting(request, typed, row)),
+            ("count", request, typed, rules),
+            lambda rows: self._cards_fitting(request, typed, rows, rules).sum(axis=1),
+            lambda row: len(self._row_fitting(request, typed, row, rules)),
         )
 
     def needs_scalar_fit(self, task: TaskInfo) -> bool:
@@ -804,10 +889,11 @@ class VgpuDevices:
         request = ask.requests[0]
         if request.nums <= 0:
             return found
+        rules = task_rules(task, self.rules)
         every: FloatArray = self._per_node(
-            ("binpack", request),
-            lambda subset: self._binpack_scores(request, subset),
-            lambda row: self._row_binpack(request, row),
+            ("binpack", request, rules),
+            lambda subset: self._binpack_scores(request, subset, rules),
+            lambda row: self._row_binpack(request, row, rules),
         )
         scored: FloatArray = every[rows]
         return scored
