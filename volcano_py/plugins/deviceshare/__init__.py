@@ -26,13 +26,15 @@ pod's bind annotations (``volcano.sh/gpu-index`` + ``volcano.sh/predicate-time``
 ``hami.io/vgpu-node``, ``vgpu-time``, ``bind-time``, ``bind-phase``), and takes them back on
 deallocation.
 
-Not ported, each named when configured: MindCluster's Ascend 310P vNPU
-(``deviceshare.AscendMindClusterVNPUEnable``) and vGPU's MIG mode (such nodes are shared
-as hami-core).
+vGPU nodes registering ``mig`` hand out MIG instances by the config's geometries (``mig``).
+
+Not ported, named when configured: MindCluster's Ascend 310P vNPU
+(``deviceshare.AscendMindClusterVNPUEnable``).
 
 Modules: ``options`` (arguments), ``config`` (the device ConfigMap), ``requests`` (what a pod
 asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``nodelock`` (the node
-lock), ``exclusive`` (GPU exclusivity rules), ``plugin`` (the wiring).
+lock), ``exclusive`` (GPU exclusivity rules), ``mig`` (MIG instances),
+``plugin`` (the wiring).
 """
 
 from __future__ import annotations

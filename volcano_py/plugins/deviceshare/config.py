@@ -2,7 +2,8 @@
 key of a ConfigMap (by default ``kube-system/volcano-vgpu-device-config``), shared with HAMi's
 device plugin.
 
-Two sections matter here: ``nvidia`` (the vGPU resource names) and ``vnpus`` (HAMi's Ascend
+Two sections matter here: ``nvidia`` (the vGPU resource names, the MIG geometries of each GPU
+model, ``knownMigGeometries``, and ``gpuMemoryFactor``) and ``vnpus`` (HAMi's Ascend
 vNPU kinds: resource names, memory, AI cores and the partition templates; either the wrapper
 ``{hamiVnpuCore: bool, configs: [...]}`` or the legacy bare list). As upstream, a missing
 ConfigMap, key or unparsable text means the built-in defaults; a section that is present takes
@@ -13,6 +14,7 @@ an edited ConfigMap takes effect without a restart.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,14 +35,42 @@ VGPU_NUMBER: Final = "volcano.sh/vgpu-number"
 
 
 @dataclass(frozen=True, slots=True)
+class MigTemplate:
+    """One kind of MIG instance of a geometry (``config.MigTemplate``): ``count`` instances of
+    ``memory`` MiB each."""
+
+    name: str
+    memory: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """A way to partition a GPU (``config.Geometry``): its group name and instances."""
+
+    group: str
+    instances: tuple[MigTemplate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MigGeometries:
+    """``config.AllowedMigGeometries``: the geometries of the GPU models named."""
+
+    models: tuple[str, ...]
+    geometries: tuple[Geometry, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class NvidiaConfig:
     resource_count_name: str = VGPU_NUMBER
     resource_memory_name: str = VGPU_MEMORY
     resource_core_name: str = VGPU_CORES
     # Not in upstream's defaults: a memory percentage is only read when a config names it.
     resource_memory_percentage_name: str = ""
-    # MIG geometries (``knownMigGeometries``): whether any are configured (MIG is not ported).
-    has_mig_geometries: bool = False
+    # ``knownMigGeometries``: the MIG partitions of each GPU model (none by default).
+    mig_geometries: tuple[MigGeometries, ...] = ()
+    # ``gpuMemoryFactor``: a MIG request's memory is matched times this (when above 1).
+    gpu_memory_factor: int = 0
 
 
 DEFAULT_NVIDIA: Final = NvidiaConfig()
@@ -51,9 +81,48 @@ def _text(section: Mapping[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _mig_template(raw: Any, where: str) -> MigTemplate:
+    if not isinstance(raw, Mapping):
+        raise _BadField(f"{where}: not a mapping")
+    memory = _int_field(raw, "memory", where)
+    if memory < 0:
+        raise _BadField(f"{where}.memory: {memory} is negative")
+    return MigTemplate(_str_field(raw, "name", where), memory, _int_field(raw, "count", where))
+
+
+def _list_field(section: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = section.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _BadField(f"{where}.{key}: not a list")
+    return value
+
+
+def _mig_geometries(section: Mapping[str, Any]) -> tuple[MigGeometries, ...]:
+    found = []
+    for i, raw in enumerate(_list_field(section, "knownMigGeometries", "nvidia")):
+        at = f"nvidia.knownMigGeometries[{i}]"
+        if not isinstance(raw, Mapping):
+            raise _BadField(f"{at}: not a mapping")
+        models = tuple(str(model) for model in _list_field(raw, "models", at))
+        geometries = []
+        for j, geometry in enumerate(_list_field(raw, "allowedGeometries", at)):
+            where = f"{at}.allowedGeometries[{j}]"
+            if not isinstance(geometry, Mapping):
+                raise _BadField(f"{where}: not a mapping")
+            instances = tuple(
+                _mig_template(instance, f"{where}.geometries[{k}]")
+                for k, instance in enumerate(_list_field(geometry, "geometries", where))
+            )
+            geometries.append(Geometry(_str_field(geometry, "group", where), instances))
+        found.append(MigGeometries(models, tuple(geometries)))
+    return tuple(found)
+
+
 def parse_device_config(text: str, where: str) -> NvidiaConfig:
     """The ``nvidia`` section of a ``device-config.yaml``; the defaults when it cannot be read
-    (said once)."""
+    (said once), as upstream falls back when the YAML does not decode into its types."""
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -75,13 +144,25 @@ def parse_device_config(text: str, where: str) -> NvidiaConfig:
     section = document.get("nvidia")
     if not isinstance(section, Mapping):
         # Go decodes a missing section to its zero value: no resource names at all.
-        return NvidiaConfig("", "", "", "", False)
+        return NvidiaConfig("", "", "", "")
+    try:
+        geometries = _mig_geometries(section)
+        factor = _int_field(section, "gpuMemoryFactor", "nvidia")
+        if factor < 0:
+            raise _BadField(f"nvidia.gpuMemoryFactor: {factor} is negative")
+    except _BadField as error:
+        warn_once(
+            log,
+            f"deviceshare: {where}: {CONFIG_FILE_KEY}: {error}; using the default device config",
+        )
+        return DEFAULT_NVIDIA
     return NvidiaConfig(
         resource_count_name=_text(section, "resourceCountName"),
         resource_memory_name=_text(section, "resourceMemoryName"),
         resource_core_name=_text(section, "resourceCoreName"),
         resource_memory_percentage_name=_text(section, "resourceMemoryPercentageName"),
-        has_mig_geometries=bool(section.get("knownMigGeometries")),
+        mig_geometries=geometries,
+        gpu_memory_factor=factor,
     )
 
 
@@ -246,8 +327,15 @@ def vnpus_config(device_configs: Mapping[str, str], key: str) -> VnpusConfig:
 
 
 def nvidia_config(device_configs: Mapping[str, str], key: str) -> NvidiaConfig:
-    """The config of ConfigMap ``key`` (``namespace/name``), or upstream's defaults."""
+    """The config of ConfigMap ``key`` (``namespace/name``), or upstream's defaults. The same
+    text gives the same object from session to session (the vGPU registrations decoded with
+    its geometries are kept while it is unchanged)."""
     text = device_configs.get(key)
     if text is None:
         return DEFAULT_NVIDIA
+    return _parsed_nvidia_config(text, key)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_nvidia_config(text: str, key: str) -> NvidiaConfig:
     return parse_device_config(text, f"ConfigMap {key}")

@@ -26,8 +26,9 @@ a task's mask is, per container, "enough cards that fit this container alone", a
 necessary condition over all nodes in a few comparisons. The exact fit above (``fit``, the
 scalar reference) then runs only for the nodes that pass it, as the task's per-node predicate.
 
-Only the hami-core sharing mode is ported; a node registering ``mig`` is accounted as
-hami-core (as upstream does when it has no geometry for the card), and said once.
+A node registering ``mig`` (its last card decides, as upstream) hands out MIG instances by
+the geometries of the device config (``mig``); without a geometry for its last card's model
+it is shared as hami-core, as upstream falls back (said once).
 """
 
 from __future__ import annotations
@@ -58,9 +59,22 @@ from volcano_py.plugins.deviceshare.config import (
     VGPU_CORES,
     VGPU_MEMORY,
     VGPU_NUMBER,
+    Geometry,
+    MigGeometries,
     NvidiaConfig,
 )
 from volcano_py.plugins.deviceshare.exclusive import ExclusiveRule, task_rules
+from volcano_py.plugins.deviceshare.mig import (
+    MigUsage,
+    add_mig_used,
+    decode_mig_id,
+    find_match,
+    geometries_for_type,
+    largest_offer,
+    scaled,
+    sub_mig_used,
+    unscaled,
+)
 from volcano_py.plugins.deviceshare.options import BINPACK, SPREAD
 from volcano_py.plugins.deviceshare.requests import (
     NO_PERCENTAGE,
@@ -120,6 +134,9 @@ class VgpuCard:
     used_core: int = 0
     # Pod key -> (memory, cores, PodGroup key) it holds on this card.
     pods: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    # MIG: the geometries of the card's model (empty: none known) and what is in use.
+    geometries: tuple[Geometry, ...] = ()
+    mig: MigUsage = field(default_factory=MigUsage)
 
 
 @dataclass(slots=True)
@@ -150,8 +167,11 @@ def _go_parse_bool(text: str) -> bool:
     return text in ("1", "t", "T", "TRUE", "true", "True")
 
 
-def decode_node_devices(name: str, text: str) -> VgpuNode | None:
-    """``decodeNodeDevices``: the cards of a registration annotation; None when malformed."""
+def decode_node_devices(
+    name: str, text: str, known: Sequence[MigGeometries] = ()
+) -> VgpuNode | None:
+    """``decodeNodeDevices``: the cards of a registration annotation; None when malformed.
+    ``known``: the configured MIG geometries."""
     if ":" not in text:
         return None
     cards: dict[int, VgpuCard] = {}
@@ -163,7 +183,7 @@ def decode_node_devices(name: str, text: str) -> VgpuNode | None:
         if len(items) < 6:
             log.error("wrong Node GPU info: %s", entry)
             return None
-        cards[index] = VgpuCard(
+        card = cards[index] = VgpuCard(
             id=index,
             uuid=items[0],
             number=_go_atoi(items[1]),
@@ -172,13 +192,18 @@ def decode_node_devices(name: str, text: str) -> VgpuNode | None:
             health=_go_parse_bool(items[4]),
         )
         mode = MIG if items[5] == MIG else HAMI_CORE
-    if mode == MIG:
-        warn_once(
-            log,
-            f"deviceshare: node {name} registers its GPUs in mig mode; MIG is not ported, so"
-            " they are shared as hami-core (as Volcano does without a geometry for the card)",
-        )
-        mode = HAMI_CORE
+        if mode == MIG:
+            geometries = geometries_for_type(card.type, known)
+            if geometries is None:
+                warn_once(
+                    log,
+                    f"deviceshare: node {name}: no MIG geometry in the device config"
+                    f" (knownMigGeometries) for GPU type {card.type!r}; falling back to"
+                    " hami-core, as Volcano does",
+                )
+                mode = HAMI_CORE
+            else:
+                card.geometries = geometries
     return VgpuNode(name, mode, cards)
 
 
@@ -192,7 +217,9 @@ def _allocatable_positive(node: Mapping[str, Any], resource: str) -> bool:
         return False
 
 
-def node_devices(name: str, node: Mapping[str, Any] | None) -> VgpuNode | None:
+def node_devices(
+    name: str, node: Mapping[str, Any] | None, known: Sequence[MigGeometries] = ()
+) -> VgpuNode | None:
     """``NewGPUDevices``: a node's vGPU cards, or None when it registers none."""
     if node is None:
         return None
@@ -201,7 +228,7 @@ def node_devices(name: str, node: Mapping[str, Any] | None) -> VgpuNode | None:
         return None
     if not all(_allocatable_positive(node, r) for r in (VGPU_NUMBER, VGPU_CORES, VGPU_MEMORY)):
         return None
-    devices = decode_node_devices(name, str(text))
+    devices = decode_node_devices(name, str(text), known)
     if devices is None or not devices.cards:
         return None
     return devices
@@ -380,10 +407,13 @@ def fit(
     requests: Sequence[ContainerDeviceRequest],
     policy: str,
     excluded: Set[int] = frozenset(),
+    memory_factor: int = 0,
 ) -> FitResult:
     """``checkNodeGPUSharingPredicateAndScore`` on a tentative copy of the usage.
     ``excluded``: the card ids GPUExclusiveRules keep from this pod (upstream caps them as
-    full: ``capGPUs``)."""
+    full: ``capGPUs``). On a MIG node each card gives a MIG instance (``MIGFactory.TryAddPod``);
+    the instances taken by earlier containers of the pod count as taken (upstream's tentative
+    fit does not record them, so two containers could get the same instance)."""
     annotations = task.pod_annotations
     mode = annotations.get(MODE_ANNOTATION)
     if mode is not None and mode != node.mode:
@@ -394,6 +424,8 @@ def fit(
         return FitResult()
     cards = node.cards
     used = {i: [c.used_num, c.used_mem, c.used_core] for i, c in cards.items()}
+    mig_node = node.mode == MIG
+    tentative_mig: dict[int, MigUsage] = {}
     group = pod_group_key(task) if annotations.get(PODGROUP_POLICY) == PODGROUP_SPREAD else ""
     uuids = UuidFilter.of(annotations)
     chosen: list[tuple[UsedDevice, ...]] = []
@@ -427,12 +459,25 @@ def fit(
                 continue
             if not type_allowed(annotations, card, request.type):
                 continue
+            device_id, added = card.uuid, memreq
+            if mig_node:
+                mig = tentative_mig.get(i) or card.mig
+                match = find_match(card.uuid, scaled(memreq, memory_factor), mig, card.geometries)
+                if match is None:
+                    continue
+                device_id, instance_memory = match
+                added = unscaled(instance_memory, memory_factor)
+                if i not in tentative_mig:
+                    mig = tentative_mig[i] = card.mig.copy()
+                taken = decode_mig_id(device_id)
+                if taken is not None:
+                    add_mig_used(mig, card.geometries, *taken)
             usage[0] += 1
-            usage[1] += memreq
+            usage[1] += added
             usage[2] += request.coresreq
             if remaining > 0:
                 remaining -= 1
-                picked.append(UsedDevice(card.uuid, request.type, memreq, request.coresreq))
+                picked.append(UsedDevice(device_id, request.type, memreq, request.coresreq))
                 score += card_score(policy, card, usage)
             if remaining == 0:
                 break
@@ -465,51 +510,95 @@ def _fresh(template: VgpuNode) -> VgpuNode:
         template.name,
         template.mode,
         {
-            card_id: VgpuCard(card.id, card.uuid, card.number, card.memory, card.type, card.health)
+            card_id: VgpuCard(
+                card.id,
+                card.uuid,
+                card.number,
+                card.memory,
+                card.type,
+                card.health,
+                geometries=card.geometries,
+            )
             for card_id, card in template.cards.items()
         },
     )
 
 
+# What a pod holds of one card: (card id, memory counted, cores, MIG instance or None).
+Held = tuple[int, int, int, tuple[str, int] | None]
+
+
+def _memory_taken(
+    node: VgpuNode, card: VgpuCard, device: UsedDevice, memory_factor: int
+) -> tuple[int, tuple[str, int] | None] | None:
+    """The memory a device of a pod takes on its card and, on a MIG node, its instance
+    (``MIGFactory.AddPod``: the instance's memory); None when its MIG id is malformed."""
+    if node.mode != MIG:
+        return device.usedmem, None
+    instance = decode_mig_id(device.uuid)
+    if instance is None:
+        log.error("deviceshare: node %s: bad MIG device id %r", node.name, device.uuid)
+        return None
+    memory = add_mig_used(card.mig, card.geometries, *instance)
+    return unscaled(memory, memory_factor), instance
+
+
 def add_resource(
-    node: VgpuNode, key: str, group: str, annotations: Mapping[str, str]
-) -> list[tuple[int, int, int]]:
-    """``AddResource``: the cards a pod's ``vgpu-ids-new`` names become its (hami-core
-    ``AddPod``: a card counts a pod once)."""
+    node: VgpuNode,
+    key: str,
+    group: str,
+    annotations: Mapping[str, str],
+    memory_factor: int = 0,
+) -> list[Held]:
+    """``AddResource``: the cards a pod's ``vgpu-ids-new`` names become its (``AddPod``: a
+    card counts a pod once)."""
     text = annotations.get(ASSIGNED_IDS)
     if text is None:
         return []
-    held: list[tuple[int, int, int]] = []
+    held: list[Held] = []
     for devices in decode_pod_devices(text):
         for device in devices:
             card = _find_card(node, device.uuid)
             if card is None or key in card.pods:
                 continue
-            card.pods[key] = (device.usedmem, device.usedcores, group)
+            taken = _memory_taken(node, card, device, memory_factor)
+            if taken is None:
+                continue
+            memory, instance = taken
+            card.pods[key] = (memory, device.usedcores, group)
             card.used_num += 1
-            card.used_mem += device.usedmem
+            card.used_mem += memory
             card.used_core += device.usedcores
-            held.append((card.id, device.usedmem, device.usedcores))
+            held.append((card.id, memory, device.usedcores, instance))
     return held
 
 
 def hold(
-    node: VgpuNode, key: str, group: str, devices: Sequence[Sequence[UsedDevice]]
-) -> list[tuple[int, int, int]]:
+    node: VgpuNode,
+    key: str,
+    group: str,
+    devices: Sequence[Sequence[UsedDevice]],
+    memory_factor: int = 0,
+) -> list[Held]:
     """Record a fit's cards as the pod's (``TryAddPod`` per card and container, then
-    ``addToPodMap``): ``(card id, memory, cores)`` of each."""
-    held: list[tuple[int, int, int]] = []
+    ``addToPodMap``; a MIG instance is marked taken at once, where upstream leaves it to the
+    next session, so a second pod of this session does not get it too)."""
+    held: list[Held] = []
     for container in devices:
         for device in container:
             card = _find_card(node, device.uuid)
             if card is None:
                 continue
+            taken = _memory_taken(node, card, device, memory_factor)
+            if taken is None:
+                continue
+            added, instance = taken
             memory, cores, _ = card.pods.get(key, (0, 0, group))
-            card.pods[key] = (memory + device.usedmem, cores + device.usedcores, group)
+            card.pods[key] = (memory + added, cores + device.usedcores, group)
             card.used_num += 1
-            card.used_mem += device.usedmem
+            card.used_mem += added
             card.used_core += device.usedcores
-            held.append((card.id, device.usedmem, device.usedcores))
+            held.append((card.id, added, device.usedcores, instance))
     return held
 
 
@@ -522,13 +611,14 @@ class VgpuDevices:
         node_list: Sequence[NodeInfo],
         config: NvidiaConfig,
         policy: str,
-        registrations: dict[str, tuple[Any, VgpuNode | None]] | None = None,
+        registrations: dict[str, tuple[Any, Any, VgpuNode | None]] | None = None,
         rules: tuple[ExclusiveRule, ...] = (),
     ) -> None:
-        """``registrations``: node name -> (node object, its decoded cards) kept from one
-        session to the next, so an unchanged node is not decoded again. ``rules``:
-        GPUExclusiveRules."""
+        """``registrations``: node name -> (node object, MIG geometries, its decoded cards)
+        kept from one session to the next, so an unchanged node is not decoded again.
+        ``rules``: GPUExclusiveRules."""
         self.config = config
+        self.memory_factor = config.gpu_memory_factor
         self.policy = policy
         self.rules = rules
         # Task key -> the rules it matches, for the pods holding cards that match any.
@@ -537,13 +627,14 @@ class VgpuDevices:
         size = len(node_list)
         self.nodes: dict[int, VgpuNode] = {}
         known = registrations if registrations is not None else {}
+        geometries = config.mig_geometries
         for node in node_list:
             seen = known.get(node.name)
-            if seen is not None and seen[0] is node.node:
-                template = seen[1]
+            if seen is not None and seen[0] is node.node and seen[1] is geometries:
+                template = seen[2]
             else:
-                template = node_devices(node.name, node.node)
-                known[node.name] = (node.node, template)
+                template = node_devices(node.name, node.node, geometries)
+                known[node.name] = (node.node, geometries, template)
             if template is not None:
                 self.nodes[node.row] = _fresh(template)
         if len(known) > 2 * size:
@@ -560,10 +651,14 @@ class VgpuDevices:
         self.used_num: FloatArray = np.zeros((size, width))
         self.used_mem: FloatArray = np.zeros((size, width))
         self.used_core: FloatArray = np.zeros((size, width))
+        # MIG nodes, and per card the largest instance memory it can still give (inf on a
+        # hami-core node, -1 when none).
+        self.node_mig: BoolArray = np.zeros(size, dtype=bool)
+        self.mig_offer: FloatArray = np.full((size, width), np.inf)
         # [rule, row, card]: the card is held by a pod matching the rule (hami-core nodes).
         self.reserved: BoolArray = np.zeros((len(rules), size, width), dtype=bool)
-        # Task key -> (row, [(card id, memory, cores)]) of what each pod holds.
-        self.holders: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
+        # Task key -> (row, [(card id, memory, cores, MIG instance)]) of what each pod holds.
+        self.holders: dict[str, tuple[int, list[Held]]] = {}
         self.version = 0
         # The row each change touched, in order: ``version`` indexes it.
         self._changed_rows: list[int] = []
@@ -583,6 +678,9 @@ class VgpuDevices:
             cells.extend((row, card_id, card) for card_id, card in devices.cards.items())
             if ruled:
                 self._refresh_reserved(row)
+            if devices.mode == MIG:
+                self.node_mig[row] = True
+                self._refresh_mig(row)
         # One fancy-indexed write per array rather than one per card.
         if cells:
             rows = np.fromiter((c[0] for c in cells), dtype=np.intp, count=len(cells))
@@ -624,8 +722,15 @@ class VgpuDevices:
             return frozenset()
         return frozenset(np.flatnonzero(self.reserved[sorted(rules), row].any(axis=0)).tolist())
 
+    def _refresh_mig(self, row: int) -> None:
+        node = self.nodes[row]
+        for card_id, card in node.cards.items():
+            self.mig_offer[row, card_id] = largest_offer(card.mig, card.geometries)
+
     def _mirror(self, row: int) -> None:
         self._refresh_reserved(row)
+        if self.node_mig[row]:
+            self._refresh_mig(row)
         for card_id, card in self.nodes[row].cards.items():
             self.nvidia[row, card_id] = NVIDIA in card.type
             self.number[row, card_id] = card.number
@@ -640,7 +745,9 @@ class VgpuDevices:
         self, task: TaskInfo, row: int, annotations: Mapping[str, str]
     ) -> None:
         """``AddResource`` (hami-core ``AddPod``: a card counts a pod once)."""
-        held = add_resource(self.nodes[row], task.key, pod_group_key(task), annotations)
+        held = add_resource(
+            self.nodes[row], task.key, pod_group_key(task), annotations, self.memory_factor
+        )
         if held:
             self.holders[task.key] = (row, held)
             self._note_rules(task)
@@ -657,12 +764,14 @@ class VgpuDevices:
         row, cards = held
         self.holder_rules.pop(key, None)
         node = self.nodes[row]
-        for card_id, memory, cores in cards:
+        for card_id, memory, cores, instance in cards:
             card = node.cards[card_id]
             card.used_num -= 1
             card.used_mem -= memory
             card.used_core -= cores
             card.pods.pop(key, None)
+            if instance is not None:
+                sub_mig_used(card.mig, card.geometries, *instance)
         self._mirror(row)
         return True
 
@@ -673,14 +782,16 @@ class VgpuDevices:
     def fit_on(self, task: TaskInfo, row: int) -> FitResult:
         requests = vgpu_ask(task, self.config).requests
         excluded = self.excluded_cards(task, row)
-        return fit(task, self.nodes[row], requests, self.policy, excluded)
+        return fit(task, self.nodes[row], requests, self.policy, excluded, self.memory_factor)
 
     def allocate(self, task: TaskInfo, row: int) -> FitResult:
         """``Allocate``: the fit, recorded (each card of each container counted)."""
         result = self.fit_on(task, row)
         if not result.fits:
             return result
-        held = hold(self.nodes[row], task.key, pod_group_key(task), result.devices)
+        held = hold(
+            self.nodes[row], task.key, pod_group_key(task), result.devices, self.memory_factor
+        )
         self.holders[task.key] = (row, held)
         self._note_rules(task)
         self._mirror(row)
@@ -704,8 +815,11 @@ class VgpuDevices:
         if cached is not None and cached[0] == self.version:
             return cached[1]
         possible: BoolArray = self.has_device.copy()
-        if ask.mode is not None and ask.mode != HAMI_CORE:
-            # Every node shares as hami-core here (MIG is not ported).
+        if ask.mode == HAMI_CORE:
+            possible &= ~self.node_mig
+        elif ask.mode == MIG:
+            possible &= self.node_mig
+        elif ask.mode is not None:
             possible[:] = False
         for request in ask.requests:
             possible &= self._fit_counts(request, ask.simple, rules) >= request.nums
@@ -754,6 +868,9 @@ class VgpuDevices:
             fits &= self.nvidia[rows]
         if rules:
             fits &= ~self._reserved_cards(rules, rows)
+        # A MIG card needs an instance of the asked memory (hami-core cards: inf).
+        factor = self.memory_factor if self.memory_factor > 1 else 1
+        fits &= self.mig_offer[rows] >= self._memreq(request, rows) * factor
         return fits
 
     def _binpack_scores(
@@ -829,6 +946,11 @@ class VgpuDevices:
                 and not (cores == 0 and card.used_core == 100)
                 and (not typed or NVIDIA in card.type)
                 and card_id not in excluded
+                and (
+                    node.mode != MIG
+                    or largest_offer(card.mig, card.geometries)
+                    >= scaled(memreq, self.memory_factor)
+                )
             ):
                 found.append(card_id)
         return found
@@ -896,6 +1018,12 @@ class VgpuDevices:
             lambda row: self._row_binpack(request, row, rules),
         )
         scored: FloatArray = every[rows]
+        if self.node_mig.any():
+            # A MIG card counts the instance's memory, not the request's: the scalar fit
+            # scores the (few) MIG nodes.
+            scored = scored.copy()
+            for i in np.flatnonzero(self.node_mig[rows]):
+                scored[i] = self.score(task, int(rows[i]))
         return scored
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> Status | None:
