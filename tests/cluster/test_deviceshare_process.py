@@ -266,3 +266,74 @@ def test_node_lock_is_written_and_honoured(
         assert lock() is not None
     finally:
         control_plane.delete_node(node)
+
+
+MIG_CONFIG = """nvidia:
+  resourceCountName: volcano.sh/vgpu-number
+  resourceMemoryName: volcano.sh/vgpu-memory
+  resourceCoreName: volcano.sh/vgpu-cores
+  knownMigGeometries:
+  - models: ["A100-SXM4-80GB"]
+    allowedGeometries:
+    - group: group1
+      geometries:
+      - {name: 1g.10gb, memory: 10240, count: 7}
+    - group: group2
+      geometries:
+      - {name: 2g.20gb, memory: 20480, count: 3}
+      - {name: 1g.10gb, memory: 10240, count: 1}
+"""
+
+
+def test_vgpu_mig_instance_from_the_geometries_config_map(
+    start_scheduler: StartScheduler,
+    control_plane: ControlPlane,
+    namespace: str,
+    scheduler_name: str,
+) -> None:
+    """The geometries ConfigMap named by KnownGeometriesCM* is read from the API; a pod on a
+    node registering mig gets a MIG instance in its bind annotations."""
+    node = f"mig-{namespace[-6:]}"
+    control_plane.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "gpu-geometries"},
+            "data": {"device-config.yaml": MIG_CONFIG},
+        },
+        namespace,
+    )
+    vgpu = {
+        "volcano.sh/vgpu-number": "10",
+        "volcano.sh/vgpu-memory": "81920",
+        "volcano.sh/vgpu-cores": "100",
+    }
+    register = "GPU-mig-0,10,81920,NVIDIA-A100-SXM4-80GB,true,mig:"
+    control_plane.create_node(
+        node, {**BASE, **vgpu}, annotations={"volcano.sh/node-vgpu-register": register}
+    )
+    conf = VGPU_CONF + (
+        "      deviceshare.KnownGeometriesCMName: gpu-geometries\n"
+        f"      deviceshare.KnownGeometriesCMNamespace: {namespace}\n"
+    )
+    try:
+        control_plane.wait_nodes_ready([node])
+        scheduler = start_scheduler(conf=conf)
+        scheduler.wait_ready()
+        create_scheduled_pod(
+            control_plane,
+            namespace,
+            "mig",
+            scheduler_name,
+            {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "15000"},
+            {"volcano.sh/vgpu-mode": "mig"},
+        )
+        wait_until(
+            "the MIG pod bound",
+            lambda: bool(_node_of(control_plane, namespace, "mig")),
+            diagnose=lambda: scheduler.log(40),
+        )
+        annotations = _annotations(control_plane, namespace, "mig")
+        assert annotations["volcano.sh/vgpu-ids-new"] == "GPU-mig-0[group2-0],NVIDIA,15000,0:"
+    finally:
+        control_plane.delete_node(node)
