@@ -72,6 +72,11 @@ bench-e2e: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench.e2e
 
+## volcano-py against Volcano's vc-scheduler on one control plane: VOLCANO_SCHEDULER=/path/to/vc-scheduler
+bench-side-by-side: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench side-by-side $(ARGS)
+
 bench-churn: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench churn $(ARGS)
