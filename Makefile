@@ -77,6 +77,11 @@ bench-side-by-side: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench side-by-side $(ARGS)
 
+## The live job controller's pod-creation rate on one 10k-pod job
+bench-controller-rate: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench controller-rate $(ARGS)
+
 bench-churn: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench churn $(ARGS)
