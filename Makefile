@@ -82,6 +82,11 @@ bench-controller-rate: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench controller-rate $(ARGS)
 
+## The live scheduler restarted on 5k nodes / 150k pods: time to its first session, RSS
+bench-restart: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench restart $(ARGS)
+
 bench-churn: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench churn $(ARGS)
