@@ -72,6 +72,21 @@ bench-e2e: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench.e2e
 
+## volcano-py against Volcano's vc-scheduler on one control plane: VOLCANO_SCHEDULER=/path/to/vc-scheduler
+bench-side-by-side: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench side-by-side $(ARGS)
+
+## The live job controller's pod-creation rate on one 10k-pod job
+bench-controller-rate: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench controller-rate $(ARGS)
+
+## The live scheduler restarted on 5k nodes / 150k pods: time to its first session, RSS
+bench-restart: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench restart $(ARGS)
+
 bench-churn: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench churn $(ARGS)

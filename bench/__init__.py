@@ -25,4 +25,4 @@ MODULES: tuple[str, ...] = (
     "strict_input",
 )
 
-CLUSTER_MODULES: tuple[str, ...] = ("churn",)
+CLUSTER_MODULES: tuple[str, ...] = ("churn", "side_by_side", "controller_rate", "restart")

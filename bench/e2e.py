@@ -44,7 +44,7 @@ GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 CYCLE_LINE = re.compile(
-    r"^(\S+ \S+) I \S+: cycle (\d+): ([\d.]+) ms \(([^)]*)\); (\d+) binds queued"
+    r"^(\S+ \S+) [IDT] \S+: cycle (\d+): ([\d.]+) ms \(([^)]*)\); (\d+) binds queued"
 )
 
 
@@ -141,7 +141,8 @@ async def wait_for(what: str, check: Any, timeout: float) -> None:
 
 
 def logged_cycles(log_path: Path) -> list[dict[str, Any]]:
-    """The scheduler's per-cycle timings, from its ``-v=3`` log."""
+    """The scheduler's per-cycle timings, from its log: at ``-v=3`` the cycles that bound pods
+    or ran long (INFO), from ``-v=4`` every cycle (DEBUG)."""
     found = []
     for line in log_path.read_text(errors="replace").splitlines():
         match = CYCLE_LINE.search(line)

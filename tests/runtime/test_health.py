@@ -36,6 +36,20 @@ def test_parse_address_rejects_garbage() -> None:
         parse_address("8080")
 
 
+def test_no_server_when_metrics_and_health_are_both_off() -> None:
+    """Volcano's defaults (--enable-metrics=false, --enable-healthz=false) serve nothing; they
+    once made the I/O loop fail on an empty address."""
+
+    async def main() -> dict[str, int]:
+        endpoints = HttpEndpoints("", "", Probes(alive=lambda: "", ready=lambda: ""))
+        await endpoints.start()
+        ports = dict(endpoints.ports)
+        await endpoints.stop()
+        return ports
+
+    assert asyncio.run(main()) == {}
+
+
 @pytest.mark.parametrize("same_port", [False, True])
 def test_endpoints(same_port: bool) -> None:
     state = {"ready": "cache not synced: waiting for the first list of Pod"}

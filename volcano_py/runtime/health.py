@@ -95,7 +95,9 @@ class HttpEndpoints:
         metrics: dict[str, Handler] = {"/metrics": _metrics(self.registry)} if self.metrics else {}
         metrics.update(self.extra_routes)
         if self.listen_address == self.healthz_address:
-            return {self.listen_address: {**metrics, **health}}
+            # Both switched off (upstream's defaults: --enable-metrics and --enable-healthz
+            # false) is an empty address on each side: no server at all.
+            return {self.listen_address: {**metrics, **health}} if self.listen_address else {}
         routes: dict[str, dict[str, Handler]] = {}
         if self.listen_address:
             routes[self.listen_address] = metrics

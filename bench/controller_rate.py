@@ -1,0 +1,202 @@
+"""``python -m bench controller-rate``: how fast the live job controller creates a big job's
+pods against the local API server (issue "Scale": a 10k-pod job's pods at >= 500 pods/s).
+
+One kube-apiserver + etcd (no kwok nodes are needed: nothing is scheduled), our CRDs, and
+``volcano-py controllers`` as a subprocess with the given client QPS/burst. One Volcano Job of
+``--replicas`` pods (one task, gang of all) is created; the controllers make its PodGroup;
+the bench then moves the PodGroup to Inqueue as the scheduler's enqueue action would (the job
+controller makes pods only for an admitted group, as upstream's), and times, by a watch on the
+namespace's pods, from that moment to the last pod created. Repeats ``--runs`` times with a
+fresh namespace; prints pods/s per run and the controllers' CPU seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.e2e import PG_PATH, create, wait_for
+from e2e.controllers_process import ControllersProcess
+from e2e.controlplane import ControlPlane, bin_dir_from_env
+from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
+
+JOB_PATH = "/apis/batch.volcano.sh/v1alpha1"
+SCHEDULER = "volcano"
+
+
+def job_manifest(name: str, replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "minAvailable": replicas,
+            "queue": "default",
+            "tasks": [{
+                "name": "worker",
+                "replicas": replicas,
+                "template": {"spec": {
+                    "terminationGracePeriodSeconds": 0,
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox",
+                                    "resources": {"requests": {"cpu": "1"}}}],
+                }},
+            }],
+        },
+    }  # fmt: skip
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def pod_group_of(api: KubeApi, namespace: str) -> dict[str, Any] | None:
+    items, _ = await api.list_all(f"{PG_PATH}/namespaces/{namespace}/podgroups")
+    return items[0] if items else None
+
+
+async def count_created(
+    api: KubeApi, namespace: str, expected: int, seen: list[float], stop: asyncio.Event
+) -> None:
+    """Append the monotonic time of each pod's first ADDED event until ``expected`` pods."""
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    names: set[str] = set()
+    _, version = await api.list_all(path)
+    while not stop.is_set() and len(names) < expected:
+        try:
+            async for event in api.watch(path, {"resourceVersion": version}, 300):
+                obj = event.get("object") or {}
+                version = obj.get("metadata", {}).get("resourceVersion", version)
+                name = obj.get("metadata", {}).get("name")
+                if event.get("type") == "ADDED" and name not in names:
+                    names.add(name)
+                    seen.append(time.monotonic())
+                if stop.is_set() or len(names) >= expected:
+                    return
+        except ApiError:
+            await asyncio.sleep(0.1)
+
+
+async def one_run(api: KubeApi, index: int, args: argparse.Namespace, pid: int) -> dict[str, float]:
+    namespace = f"rate-{index}"
+    await create(api, "/api/v1/namespaces", {"metadata": {"name": namespace}})
+    await create(api, f"{JOB_PATH}/namespaces/{namespace}/jobs", job_manifest("big", args.replicas))
+    group: dict[str, Any] = {}
+
+    async def group_made() -> bool:
+        found = await pod_group_of(api, namespace)
+        if found:
+            group.update(found)
+        return bool(found)
+
+    await wait_for("the job's PodGroup", group_made, 120)
+    seen: list[float] = []
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(count_created(api, namespace, args.replicas, seen, stop))
+    await asyncio.sleep(0.5)
+    cpu_before = cpu_seconds(pid)
+    name = group["metadata"]["name"]
+    admitted = time.monotonic()
+    await api.request(
+        "PATCH",
+        f"{PG_PATH}/namespaces/{namespace}/podgroups/{name}",  # no status subresource
+        {"status": {"phase": "Inqueue"}},
+        content_type="application/merge-patch+json",
+    )
+
+    async def all_created() -> bool:
+        return len(seen) >= int(args.replicas)
+
+    try:
+        await wait_for(f"{args.replicas} pods created", all_created, args.timeout)
+    finally:
+        stop.set()
+        watcher.cancel()
+    elapsed = seen[-1] - admitted
+    result = {
+        "pods": float(len(seen)),
+        "seconds": elapsed,
+        "pods_per_s": len(seen) / elapsed,
+        "first_pod_s": seen[0] - admitted,
+        "controllers_cpu_s": cpu_seconds(pid) - cpu_before,
+    }
+    # Out of the way for the next run: the job (its pods go with it) and the namespace.
+    await api.request("DELETE", f"/api/v1/namespaces/{namespace}")
+    return result
+
+
+async def run(
+    args: argparse.Namespace, plane: ControlPlane, workdir: Path
+) -> list[dict[str, float]]:
+    api = KubeApi(ClusterAccess.load(str(plane.kubeconfig)), qps=0, burst=0, max_connections=64)
+    controllers = ControllersProcess(plane.kubeconfig, workdir, [
+        f"--scheduler-name={SCHEDULER}", f"--kube-api-qps={args.qps}",
+        f"--kube-api-burst={args.burst}",
+    ])  # fmt: skip
+    results = []
+    await api.open()
+    try:
+        controllers.start()
+        await wait_for("controllers ready", controllers.ready, 300)
+        assert controllers.process is not None
+        for index in range(args.runs):
+            result = await one_run(api, index, args, controllers.process.pid)
+            results.append(result)
+            print(f"run {index}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.items()),
+                  flush=True)  # fmt: skip
+    finally:
+        controllers.stop()
+        await api.close()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench controller-rate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--replicas", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--qps", type=int, default=0, help="controllers' --kube-api-qps (0: none)")
+    parser.add_argument("--burst", type=int, default=0, help="controllers' --kube-api-burst")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
+    args = parser.parse_args(argv)
+    if bin_dir_from_env() is None:
+        print("VK8S_BIN_DIR is not set: run via `make bench-controller-rate`", file=sys.stderr)
+        return 2
+    workdir = Path(tempfile.mkdtemp(prefix="vk8s-rate-"))
+    plane = ControlPlane(
+        workdir=workdir / "cp",
+        keep_workdir=args.keep,
+        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
+    )
+    try:
+        with plane:
+            results = asyncio.run(run(args, plane, workdir))
+    finally:
+        if args.keep:
+            print(f"work dir kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    rates = [r["pods_per_s"] for r in results]
+    print(
+        f"{args.replicas} pods per job: {', '.join(f'{r:.0f}' for r in rates)} pods/s"
+        f" (median {statistics.median(rates):.0f}; target 500)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""``python -m bench restart``: the live scheduler started on a big, busy cluster (issue "Scale":
+the first session within 60 s of a restart at 5k nodes / 150k pods, and RSS within 4 GB).
+
+One kube-apiserver + etcd + kwok with ``--nodes`` kwok nodes (32 CPU, 128Gi, 110 pods),
+``--running`` pods already bound to them (``spec.nodeName`` set at creation, spread evenly, each
+100m CPU / 128Mi; kwok runs them) and ``--pending`` pods in PodGroups of ``--gang-size`` waiting
+for the scheduler. Once kwok has every bound pod Running, ``volcano-py scheduler`` is started
+``--starts`` times (each a restart on the same state: it is stopped once its first session has
+ended). For each start: seconds to ready (every kind listed), to the end of the first session,
+that session's length, the RSS after it and the peak, and the CPU seconds used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.e2e import PG_PATH, Bench, bounded, create, logged_cycles, pod, wait_for
+from e2e.controlplane import ControlPlane, bin_dir_from_env
+from e2e.scheduler_process import SchedulerProcess
+
+NAMESPACE = "restart"
+SCHEDULER = "volcano"
+
+
+def running_pod(name: str, node: str) -> dict[str, Any]:
+    manifest = pod(name, NAMESPACE, None, SCHEDULER)
+    manifest["spec"]["nodeName"] = node
+    manifest["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "100m", "memory": "128Mi"}
+    return manifest
+
+
+def proc_figures(pid: int) -> dict[str, float]:
+    """RSS now, peak RSS (MiB) and CPU seconds of ``pid``."""
+    figures = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            figures["rss_mib" if key == "VmRSS" else "peak_rss_mib"] = int(value.split()[0]) / 1024
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    figures["cpu_s"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return figures
+
+
+class Restart(Bench):
+    async def fill(self) -> None:
+        started = time.monotonic()
+        await self.namespace(NAMESPACE)
+        nodes = self.nodes
+        await bounded(self.args.concurrency, (
+            create(self.api, f"/api/v1/namespaces/{NAMESPACE}/pods",
+                   running_pod(f"run-{i:06d}", nodes[i % len(nodes)]))
+            for i in range(self.args.running)))  # fmt: skip
+        groups = self.args.pending // self.args.gang_size
+        await bounded(self.args.concurrency, (
+            create(self.api, f"{PG_PATH}/namespaces/{NAMESPACE}/podgroups", {
+                "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": f"gang-{g:05d}"},
+                "spec": {"minMember": self.args.gang_size, "queue": "default"}})
+            for g in range(groups)))  # fmt: skip
+        await bounded(self.args.concurrency, (
+            create(self.api, f"/api/v1/namespaces/{NAMESPACE}/pods",
+                   pod(f"gang-{g:05d}-{i:03d}", NAMESPACE, f"gang-{g:05d}", SCHEDULER))
+            for g in range(groups) for i in range(self.args.gang_size)))  # fmt: skip
+        print(f"created {self.args.running} running and {groups * self.args.gang_size} pending"
+              f" pods in {time.monotonic() - started:.0f} s", flush=True)  # fmt: skip
+
+        async def all_running() -> bool:
+            # One page of pods kwok has not started yet: none left means all are Running.
+            page = await self.api.request(
+                "GET",
+                f"/api/v1/namespaces/{NAMESPACE}/pods",
+                params={"fieldSelector": "spec.nodeName!=,status.phase!=Running", "limit": "1"},
+                timeout=120,
+            )
+            return not page.get("items")
+
+        await wait_for("kwok running every bound pod", all_running, 3600)
+        self.report["filled_s"] = time.monotonic() - started
+        print(f"every bound pod Running after {self.report['filled_s']:.0f} s", flush=True)
+
+    async def one_start(self, index: int) -> dict[str, float]:
+        scheduler = SchedulerProcess(self.plane.kubeconfig, self.workdir, [
+            f"--scheduler-name={SCHEDULER}", "--schedule-period=1s", "--kube-api-qps=0",
+            "-v=4",
+        ], label=f"scheduler-{index}")  # fmt: skip
+        scheduler.start()
+        try:
+            await wait_for("scheduler ready", scheduler.ready, 900)
+            ready = time.monotonic() - scheduler.started
+
+            def first_cycle() -> dict[str, Any] | None:
+                return next(iter(logged_cycles(scheduler.log_path)), None)
+
+            async def cycled() -> bool:
+                if not scheduler.alive:
+                    raise RuntimeError(f"the scheduler exited; see {scheduler.log_path}")
+                return first_cycle() is not None
+
+            await wait_for("the first session", cycled, 900)
+            cycle = first_cycle()
+            assert cycle is not None and scheduler.process is not None
+            result = {
+                "ready_s": ready,
+                "first_session_end_s": cycle["ended_monotonic"] - scheduler.started,
+                "first_session_s": cycle["total_ms"] / 1000,
+                **proc_figures(scheduler.process.pid),
+            }
+        finally:
+            scheduler.stop()
+        return result
+
+    async def measure(self) -> list[dict[str, float]]:
+        await self.api.open()
+        try:
+            print(f"creating {self.args.nodes} kwok nodes ...", flush=True)
+            await self.make_nodes()
+            await self.fill()
+            results = []
+            for index in range(self.args.starts):
+                result = await self.one_start(index)
+                results.append(result)
+                print(f"start {index}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.items()),
+                      flush=True)  # fmt: skip
+        finally:
+            await self.api.close()
+        return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench restart",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--running", type=int, default=150_000)
+    parser.add_argument("--pending", type=int, default=10_000)
+    parser.add_argument("--gang-size", type=int, default=10)
+    parser.add_argument("--starts", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=64, help="creates in flight (64)")
+    parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
+    args = parser.parse_args(argv)
+    # Bench's fields that this bench does not use, set for its constructor's report.
+    args.gangs = 0
+    if bin_dir_from_env() is None:
+        print("VK8S_BIN_DIR is not set: run via `make bench-restart`", file=sys.stderr)
+        return 2
+    workdir = Path(tempfile.mkdtemp(prefix="vk8s-restart-"))
+    plane = ControlPlane(
+        workdir=workdir / "cp",
+        keep_workdir=args.keep,
+        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
+    )
+    try:
+        with plane:
+            results = asyncio.run(Restart(args, plane, workdir).measure())
+    finally:
+        if args.keep:
+            print(f"work dir kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    for index, result in enumerate(results):
+        print(
+            f"start {index}: first session ended {result['first_session_end_s']:.1f} s after"
+            f" the start (target 60 s); RSS {result['rss_mib']:.0f} MiB, peak"
+            f" {result['peak_rss_mib']:.0f} MiB (target 4096)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
