@@ -141,7 +141,11 @@ class SideBySide(Bench):
         super().__init__(args, plane, workdir)
         self.contenders = contenders
         self.runs = Runs()
-        self.conf_path = workdir / "volcano-scheduler.conf"
+        # In a directory of its own: vc-scheduler watches the conf's directory and reloads (and
+        # logs the conf) on every change there, so beside its own log it never stops.
+        conf_dir = workdir / "conf"
+        conf_dir.mkdir()
+        self.conf_path = conf_dir / "volcano-scheduler.conf"
         self.conf_path.write_text(CONF)
         self.sequence = 0
 
