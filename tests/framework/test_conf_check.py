@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from volcano_py.cache.cache import SchedulerCache
+from volcano_py.framework import conf_check
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import ConfError, UnknownNameError
-from volcano_py.framework import conf_check
 from volcano_py.framework.conf_check import DeclaredArguments, load_conf, load_default_conf
 from volcano_py.framework.session import close_session, open_session
 from volcano_py.scheduler.registry import BUILTIN_ACTIONS, BUILTIN_PLUGINS, PluginRegistry
