@@ -478,9 +478,9 @@ def test_a_retired_gpu_switch_set_true_notes_the_resource_it_meant(fresh_retired
     # GPUNumberEnable is set "false": nothing was meant, nothing to tell.
     assert set(conf.resource_notes) == {"volcano.sh/gpu-memory"}
     assert conf.resource_notes["volcano.sh/gpu-memory"] == (
-        "volcano.sh/gpu-memory is counted as a plain resource, not per device:"
-        " deviceshare.GPUSharingEnable is off on plugin deviceshare (predicate.GPUSharingEnable"
-        " is retired: Volcano v1.8 moved GPU sharing to the deviceshare plugin)"
+        "counted as a plain resource, not per device: deviceshare.GPUSharingEnable is off on"
+        " plugin deviceshare; predicate.GPUSharingEnable is retired, Volcano v1.8 moved GPU"
+        " sharing to the deviceshare plugin"
     )
 
 

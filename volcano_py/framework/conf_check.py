@@ -228,9 +228,8 @@ def _note_retired(
         for resource in retired.resources:
             conf.resource_notes.setdefault(
                 resource,
-                f"{resource} is counted as a plain resource, not per device:"
-                f" {successor_argument} is off on plugin {successor_plugin}"
-                f" ({name} is retired: {retired.why})",
+                f"counted as a plain resource, not per device: {successor_argument} is off"
+                f" on plugin {successor_plugin}; {name} is retired, {retired.why}",
             )
 
 
