@@ -139,8 +139,8 @@ RETIRED_ARGUMENTS: Final[Mapping[str, RetiredArgument]] = {
         ("volcano.sh/gpu-number",),
     ),
     DRA_ENABLE: RetiredArgument(
-        "Volcano v1.13 follows kube-scheduler's DynamicResourceAllocation feature gate instead",
-        "--feature-gates=DynamicResourceAllocation=true|false on the scheduler",
+        "since v1.13 Volcano follows kube-scheduler's DynamicResourceAllocation feature gate",
+        "the scheduler's --feature-gates DynamicResourceAllocation",
     ),
     PROPORTIONAL_ENABLE: RetiredArgument(_PROPORTIONAL_MOVED, _PROPORTIONAL_NOW),
     PROPORTIONAL_RESOURCES: RetiredArgument(_PROPORTIONAL_MOVED, _PROPORTIONAL_NOW),
