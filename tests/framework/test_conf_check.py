@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from volcano_py.cache.cache import SchedulerCache
+from volcano_py.framework import conf_check
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import ConfError, UnknownNameError
 from volcano_py.framework.conf_check import DeclaredArguments, load_conf, load_default_conf
@@ -173,13 +174,13 @@ def test_warning_names_the_key(text, warning):
 
 
 def test_a_different_name_gets_no_suggestion():
-    """Volcano's old predicates key (moved to deviceshare) is not a typo of another key."""
+    """A key Volcano reads and volcano-py does not model is not a typo of another key."""
     _, warnings = load(
         'actions: "allocate"\ntiers:\n- plugins:\n  - name: predicates\n    arguments:\n'
-        "      predicate.GPUSharingEnable: true\n"
+        "      predicate.VolumeZoneEnable: true\n"
     )
     assert warnings == [
-        "my.conf: tiers[0].plugins[0] (predicates): argument 'predicate.GPUSharingEnable' is"
+        "my.conf: tiers[0].plugins[0] (predicates): argument 'predicate.VolumeZoneEnable' is"
         " read by Volcano but has no effect in volcano-py; ignored"
     ]
 
@@ -311,15 +312,22 @@ UPSTREAM_PLUGIN_ARGUMENTS: dict[str, set[str]] = {
         "predicate.VolumeZoneEnable",
         "predicate.PodTopologySpreadEnable",
         "predicate.VolumeBindingEnable",
-        "predicate.DynamicResourceAllocationEnable",
         "predicate.CacheEnable",
         # helper.go
         "volumebinding.bindTimeoutSeconds",
         "volumebinding.shape",
         "volumebinding.weight",
         "dynamicresources.filterTimeoutSeconds",
-        # Read by earlier releases and still in Volcano's guides (moved to deviceshare and
-        # resource-strategy-fit): declared so they are named as without effect, not unknown.
+    },
+}
+
+# Keys earlier releases read and Volcano's guides still set, which its plugins read no more
+# (predicates.go declares DynamicResourceAllocationEnable but follows the feature gate;
+# GPU sharing moved to deviceshare in v1.8, the proportional policy to resource-strategy-fit
+# in v1.13): declared retired, so they are inert and not called unknown.
+UPSTREAM_RETIRED_ARGUMENTS: dict[str, set[str]] = {
+    "predicates": {
+        "predicate.DynamicResourceAllocationEnable",
         "predicate.GPUSharingEnable",
         "predicate.GPUNumberEnable",
         "predicate.ProportionalEnable",
@@ -354,6 +362,8 @@ def test_plugin_declares_every_argument_upstream_reads(name):
     assert declared is not None
     assert set(declared.accepted) | set(declared.unsupported) == UPSTREAM_PLUGIN_ARGUMENTS[name]
     assert not declared.accepted & declared.unsupported
+    assert set(declared.retired) == UPSTREAM_RETIRED_ARGUMENTS.get(name, set())
+    assert not set(declared.retired) & (declared.accepted | declared.unsupported)
 
 
 @pytest.mark.parametrize("name", sorted(UPSTREAM_ACTION_ARGUMENTS))
@@ -417,3 +427,69 @@ def test_plugin_reads_only_declared_arguments(name):
         if not declared.accepts(key) and not declared.is_unsupported(key)
     }
     assert undeclared == set()
+
+
+# ---------------------------------------------------------------- retired arguments
+
+GPU_GUIDE_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: gang
+- plugins:
+  - name: predicates
+    arguments:
+      predicate.GPUSharingEnable: true
+      predicate.GPUNumberEnable: "false"
+      predicate.DynamicResourceAllocationEnable: true
+      predicate.ProportionalEnable: true
+      predicate.resources: nvidia.com/gpu
+      predicate.resources.nvidia.com/gpu.cpu: 4
+"""
+
+
+@pytest.fixture
+def fresh_retired_log(monkeypatch):
+    monkeypatch.setattr(conf_check, "_logged_retired", set())
+
+
+def test_retired_arguments_are_not_warned_but_logged_once_at_info(fresh_retired_log, caplog):
+    """Volcano reads none of them: inert and quiet (simulate prints nothing), the log says once
+    per process what replaces each, however often the conf is loaded."""
+    with caplog.at_level(logging.INFO, logger="volcano_py.framework.conf_check"):
+        _, warnings = load(GPU_GUIDE_CONF)
+        load(GPU_GUIDE_CONF)
+    assert warnings == []
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert len(messages) == 6
+    sharing = next(m for m in messages if "predicate.GPUSharingEnable" in m)
+    assert sharing == (
+        "plugin predicates: argument predicate.GPUSharingEnable is retired and has no effect,"
+        " as on Volcano: Volcano v1.8 moved GPU sharing to the deviceshare plugin; set"
+        " deviceshare.GPUSharingEnable on the deviceshare plugin instead"
+    )
+    dra = next(m for m in messages if "DynamicResourceAllocationEnable" in m)
+    assert "DynamicResourceAllocation feature gate" in dra
+    assert any("predicate.resources.nvidia.com/gpu.cpu" in m for m in messages)
+
+
+def test_a_retired_gpu_switch_set_true_notes_the_resource_it_meant(fresh_retired_log):
+    conf, _ = load(GPU_GUIDE_CONF)
+    # GPUNumberEnable is set "false": nothing was meant, nothing to tell.
+    assert set(conf.resource_notes) == {"volcano.sh/gpu-memory"}
+    assert conf.resource_notes["volcano.sh/gpu-memory"] == (
+        "counted as a plain resource, not per device: deviceshare.GPUSharingEnable is off on"
+        " plugin deviceshare; predicate.GPUSharingEnable is retired, Volcano v1.8 moved GPU"
+        " sharing to the deviceshare plugin"
+    )
+
+
+def test_no_note_when_the_successor_is_on(fresh_retired_log):
+    text = GPU_GUIDE_CONF.replace(
+        "  - name: predicates\n",
+        "  - name: deviceshare\n    arguments:\n      deviceshare.GPUSharingEnable: true\n"
+        "  - name: predicates\n",
+    )
+    conf, warnings = load(text)
+    assert warnings == []
+    assert conf.resource_notes == {}

@@ -177,3 +177,12 @@ def env_of(pod_object: dict[str, Any], container_index: int = 0) -> dict[str, st
 def placements(report: dict[str, Any]) -> dict[str, str | None]:
     """``namespace/pod`` -> its node (None while pending), as simulate reports them."""
     return {name: entry.get("node") for name, entry in report["pods"].items()}
+
+
+def pending_reason(objects: Objects, name: str, namespace: str = "default") -> str:
+    """The message of a pending pod's ``PodScheduled=False`` condition (why it waits)."""
+    conditions = (pod(objects, name, namespace).get("status") or {}).get("conditions") or []
+    for condition in conditions:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return str(condition.get("message", ""))
+    return ""

@@ -3,10 +3,12 @@
 
 * ``predicate.ProportionalEnable`` / ``predicate.resources*``: Volcano v1.13 moved the policy to
   resource-strategy-fit (whose tests transcribe ``proportional_test.go``) and its predicates
-  plugin reads them no more: here too they change nothing, and are named in one warning.
+  plugin reads them no more: here too they change nothing (retired: logged once at info, not
+  warned; tests/framework/test_conf_check.py).
 * ``predicate.CacheEnable``: changes nothing observable (the static masks are already cached
   per signature); the same session with and without it decides the same.
-* Volume, DRA and GPU-sharing arguments: each named in one warning, once.
+* Volume arguments and DRA's filter timeout: each named in one warning, once. The retired
+  GPU-sharing and DRA switches warn nothing.
 * ``ARGUMENTS`` lists every key upstream reads.
 """
 
@@ -129,13 +131,7 @@ def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
         ("volumebinding.bindTimeoutSeconds", "volumes are not modelled"),
         ("volumebinding.weight", "volumes are not modelled"),
         ("volumebinding.shape", "volumes are not modelled"),
-        ("predicate.DynamicResourceAllocationEnable", "feature gate"),
         ("dynamicresources.filterTimeoutSeconds", "resource claims (DRA)"),
-        ("predicate.GPUSharingEnable", "deviceshare.GPUSharingEnable"),
-        ("predicate.GPUNumberEnable", "deviceshare.GPUNumberEnable"),
-        ("predicate.ProportionalEnable", "resource-strategy-fit"),
-        ("predicate.resources", "resource-strategy-fit"),
-        (f"predicate.resources.{GPU}.cpu", "resource-strategy-fit"),
     ],
 )
 def test_unported_arguments_warn_once(
@@ -167,6 +163,28 @@ def test_ported_switches_do_not_warn(
     assert caplog.records == []
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        "predicate.GPUSharingEnable",
+        "predicate.GPUNumberEnable",
+        "predicate.DynamicResourceAllocationEnable",
+        "predicate.ProportionalEnable",
+        "predicate.resources",
+        f"predicate.resources.{GPU}.cpu",
+    ],
+)
+def test_retired_switches_are_not_warned_by_the_plugin(
+    key: str, fresh_warnings: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Volcano's predicates plugin reads them no more: inert (the conf check logs them once
+    at info level)."""
+    with caplog.at_level(logging.WARNING):
+        predicates.new(Arguments({key: "not even a bool"}))
+    assert caplog.records == []
+    assert predicates.RETIRED_ARGUMENTS
+
+
 def test_arguments_declare_every_key_upstream_reads() -> None:
     assert {
         "predicate.NodeAffinityEnable",
@@ -188,4 +206,4 @@ def test_arguments_declare_every_key_upstream_reads() -> None:
         "volumebinding.weight",
         "volumebinding.shape",
         "dynamicresources.filterTimeoutSeconds",
-    } == predicates.ARGUMENTS | predicates.UNSUPPORTED_ARGUMENTS
+    } == predicates.ARGUMENTS | predicates.UNSUPPORTED_ARGUMENTS | set(predicates.RETIRED_ARGUMENTS)

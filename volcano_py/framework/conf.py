@@ -16,7 +16,8 @@ without it; a typo like ``gangg`` must not silently drop gang scheduling.
 Warned, once per load (``ConfDiagnostics``; the value is then treated as Volcano treats it):
 an unknown key at the top level, in a tier, in a plugin entry (a misspelled enable flag) or in
 a ``configurations`` entry (ignored); an argument a plugin or action does not declare, or one
-Volcano reads but volcano-py does not act on (ignored); an argument of the wrong type (its
+Volcano reads but volcano-py does not act on (ignored; a *retired* one, that Volcano reads no
+more, is inert and only logged at info level: ``conf_check``); an argument of the wrong type (its
 default kept, reported by ``Arguments`` when first read); a ``configurations`` entry for an
 unknown or already-configured action (ignored); a plugin listed twice.
 """
@@ -176,6 +177,10 @@ class SchedulerConf:
     metrics: dict[str, str] = field(default_factory=dict)
     # Where this conf's warnings go, once each; not part of the conf's value.
     diagnostics: ConfDiagnostics = field(default_factory=ConfDiagnostics, compare=False, repr=False)
+    # Resource name -> why a pod short of it was fitted as Volcano fits a plain resource, told
+    # with its "Insufficient" reason (set by the conf check for retired arguments; derived
+    # from the conf, so not part of its value).
+    resource_notes: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def action_arguments(self, action: str) -> dict[str, Any]:
         return self.configurations.get(action, {})

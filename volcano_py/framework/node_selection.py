@@ -10,7 +10,7 @@ Python, in the same rotated order and with the same early stop, so the same node
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,10 +34,21 @@ if TYPE_CHECKING:
 _COMBINE_SHARE = 4
 
 
-def insufficient_resource_reason(request: Resource, available: Resource) -> Status:
+def insufficient_resource_reason(
+    request: Resource, available: Resource, notes: Mapping[str, str] | None = None
+) -> Status:
     """``Insufficient <first dimension that does not fit>`` (cpu, memory, then scalars)."""
     _, names = request.less_equal_with_resources_name(available, DimensionDefault.ZERO)
-    return Status(StatusCode.UNSCHEDULABLE, f"Insufficient {names[0] if names else 'resources'}")
+    return Status(
+        StatusCode.UNSCHEDULABLE, insufficient(names[0] if names else "resources", notes or {})
+    )
+
+
+def insufficient(name: str, notes: Mapping[str, str]) -> str:
+    """``Insufficient <name>``, with the conf's note on that resource when it has one (a
+    retired argument the user set to have it fitted per device: conf_check)."""
+    note = notes.get(name)
+    return f"Insufficient {name} ({note})" if note else f"Insufficient {name}"
 
 
 @dataclass
@@ -221,7 +232,9 @@ class PredicateHelper:
         for row, column_position in zip(rows.tolist(), first.tolist(), strict=True):
             error = shared.get(column_position)
             if error is None:
-                reason = f"Insufficient {names[int(columns[column_position])]}"
+                reason = insufficient(
+                    names[int(columns[column_position])], self.ssn.conf.resource_notes
+                )
                 error = shared[column_position] = FitError(
                     "", [Status(StatusCode.UNSCHEDULABLE, reason)]
                 )
@@ -241,7 +254,11 @@ class PredicateHelper:
             return role.errors[row]
         if not fits:
             node = self.ssn.node_list[row]
-            return (insufficient_resource_reason(task.init_resreq, node.future_idle()),)
+            return (
+                insufficient_resource_reason(
+                    task.init_resreq, node.future_idle(), self.ssn.conf.resource_notes
+                ),
+            )
         for mask in masks:
             if not mask.passed[row]:
                 reason = mask.reason(row)

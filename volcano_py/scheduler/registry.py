@@ -6,7 +6,8 @@ Built-ins are named by module path and imported on first use, so the registry co
 at start-up and a missing optional dependency of one plugin cannot break the others.
 
 The registry is also what a conf is checked against (``framework.conf_check``): the names it
-knows and the ``ARGUMENTS`` / ``UNSUPPORTED_ARGUMENTS`` each module declares.
+knows and the ``ARGUMENTS`` / ``UNSUPPORTED_ARGUMENTS`` / ``RETIRED_ARGUMENTS`` each module
+declares.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def _load(module_path: str, attribute: str) -> Any:
 
 
 def _declared(source: Any) -> DeclaredArguments | None:
-    """``ARGUMENTS`` (and ``UNSUPPORTED_ARGUMENTS``) of a module or builder, if it has them."""
+    """``ARGUMENTS`` (and ``UNSUPPORTED_ARGUMENTS``, ``REFUSED_ARGUMENTS``,
+    ``RETIRED_ARGUMENTS``) of a module or builder, if it has them."""
     accepted = getattr(source, "ARGUMENTS", None)
     if accepted is None:
         return None
@@ -78,6 +80,7 @@ def _declared(source: Any) -> DeclaredArguments | None:
         frozenset(accepted),
         frozenset(getattr(source, "UNSUPPORTED_ARGUMENTS", ())),
         getattr(source, "REFUSED_ARGUMENTS", None),
+        dict(getattr(source, "RETIRED_ARGUMENTS", {})),
     )
 
 

@@ -14,9 +14,17 @@ from __future__ import annotations
 from volcano_py.plugins.predicates.plugin import (
     ARGUMENTS,
     PLUGIN_NAME,
+    RETIRED_ARGUMENTS,
     UNSUPPORTED_ARGUMENTS,
     PredicatesPlugin,
     new,
 )
 
-__all__ = ["ARGUMENTS", "PLUGIN_NAME", "UNSUPPORTED_ARGUMENTS", "PredicatesPlugin", "new"]
+__all__ = [
+    "ARGUMENTS",
+    "PLUGIN_NAME",
+    "RETIRED_ARGUMENTS",
+    "UNSUPPORTED_ARGUMENTS",
+    "PredicatesPlugin",
+    "new",
+]

@@ -24,11 +24,15 @@ cache hit's failure "plugin equivalence cache predicates failed"; here the real 
 
 Not ported, and each said once in the log when the configuration names it (``UNPORTED``): the
 volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding and its ``volumebinding.*``
-arguments) and DRA (no volumes or resource claims are modelled), the GPU switches Volcano
-moved to the ``deviceshare`` plugin, and the proportional policy (``predicate.ProportionalEnable``,
-``predicate.resources*``) that Volcano v1.13 moved to the ``resource-strategy-fit`` plugin's
-``proportional.*`` arguments: Volcano's predicates plugin ignores them since, and so does this one
-(its user guide still shows them; docs/migrating-from-volcano.md lists that).
+arguments) and DRA's filter timeout (no volumes or resource claims are modelled).
+
+Retired (``RETIRED_ARGUMENTS``, see framework.conf_check): arguments Volcano's predicates plugin
+reads no more though its guides still set them, inert here as there: the GPU switches Volcano
+v1.8 moved to the ``deviceshare`` plugin, ``predicate.DynamicResourceAllocationEnable`` (DRA
+follows the ``DynamicResourceAllocation`` feature gate since v1.13), and the proportional
+policy (``predicate.ProportionalEnable``, ``predicate.resources*``) Volcano v1.13 moved to
+``resource-strategy-fit``'s ``proportional.*`` arguments (docs/migrating-from-volcano.md lists
+each).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from volcano_py.api.node import NodeInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode
 from volcano_py.framework.arguments import Arguments
+from volcano_py.framework.conf_check import RetiredArgument
 from volcano_py.framework.session import Session
 from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
 from volcano_py.plugins._kube_scheduling.node_index import NodeIndex
@@ -81,15 +86,6 @@ PROPORTIONAL_PREFIX: Final = PROPORTIONAL_RESOURCES + "."
 
 _NO_VOLUMES: Final = "volumes are not modelled by volcano-py, so this filter does not exist here"
 _NO_DRA: Final = "resource claims (DRA) are not modelled by volcano-py"
-_DEVICESHARE: Final = (
-    "Volcano v1.8 moved GPU sharing to the deviceshare plugin ({new}) and its predicates plugin"
-    " ignores this argument; set {new} on the deviceshare plugin instead"
-)
-_MOVED_TO_RESOURCE_STRATEGY_FIT: Final = (
-    "Volcano v1.13 moved the proportional policy to the resource-strategy-fit plugin"
-    " (proportional.enable, proportional.resources, proportional.resourceProportion) and its"
-    " predicates plugin ignores this argument; configure it there"
-)
 # Arguments upstream reads (or once read) for what volcano-py does not model: each is named in
 # a warning, once per process, when a configuration sets it, and then has no effect.
 UNPORTED: Final[Mapping[str, str]] = {
@@ -99,15 +95,7 @@ UNPORTED: Final[Mapping[str, str]] = {
     VOLUME_BINDING_TIMEOUT: _NO_VOLUMES,
     VOLUME_BINDING_WEIGHT: _NO_VOLUMES,
     VOLUME_BINDING_SHAPE: _NO_VOLUMES,
-    DRA_ENABLE: (
-        "Volcano v1.13+ reads it no more (DRA follows kube-scheduler's DynamicResourceAllocation"
-        f" feature gate) and {_NO_DRA}"
-    ),
     DRA_FILTER_TIMEOUT: _NO_DRA,
-    GPU_SHARING_ENABLE: _DEVICESHARE.format(new="deviceshare.GPUSharingEnable"),
-    GPU_NUMBER_ENABLE: _DEVICESHARE.format(new="deviceshare.GPUNumberEnable"),
-    PROPORTIONAL_ENABLE: _MOVED_TO_RESOURCE_STRATEGY_FIT,
-    PROPORTIONAL_RESOURCES: _MOVED_TO_RESOURCE_STRATEGY_FIT,
 }
 _warned: set[str] = set()
 
@@ -126,10 +114,38 @@ def warn_unported(arguments: Mapping[str, object]) -> None:
     for key, why in UNPORTED.items():
         if key in arguments:
             warn_once(key, "predicates: argument %s has no effect: %s", key, why)
-    for key in arguments:
-        if key.startswith(PROPORTIONAL_PREFIX):
-            why = _MOVED_TO_RESOURCE_STRATEGY_FIT
-            warn_once(key, "predicates: argument %s has no effect: %s", key, why)
+
+
+_GPU_SHARE_MOVED: Final = "Volcano v1.8 moved GPU sharing to the deviceshare plugin"
+_PROPORTIONAL_MOVED: Final = (
+    "Volcano v1.13 moved the proportional policy to the resource-strategy-fit plugin"
+)
+_PROPORTIONAL_NOW: Final = (
+    "proportional.enable, proportional.resources and proportional.resourceProportion on the"
+    " resource-strategy-fit plugin"
+)
+# Read by Volcano's predicates plugin no more (its guides still set them): inert, as there.
+RETIRED_ARGUMENTS: Final[Mapping[str, RetiredArgument]] = {
+    GPU_SHARING_ENABLE: RetiredArgument(
+        _GPU_SHARE_MOVED,
+        "deviceshare.GPUSharingEnable on the deviceshare plugin",
+        ("deviceshare", "deviceshare.GPUSharingEnable"),
+        ("volcano.sh/gpu-memory",),
+    ),
+    GPU_NUMBER_ENABLE: RetiredArgument(
+        _GPU_SHARE_MOVED,
+        "deviceshare.GPUNumberEnable on the deviceshare plugin",
+        ("deviceshare", "deviceshare.GPUNumberEnable"),
+        ("volcano.sh/gpu-number",),
+    ),
+    DRA_ENABLE: RetiredArgument(
+        "since v1.13 Volcano follows kube-scheduler's DynamicResourceAllocation feature gate",
+        "the scheduler's --feature-gates DynamicResourceAllocation",
+    ),
+    PROPORTIONAL_ENABLE: RetiredArgument(_PROPORTIONAL_MOVED, _PROPORTIONAL_NOW),
+    PROPORTIONAL_RESOURCES: RetiredArgument(_PROPORTIONAL_MOVED, _PROPORTIONAL_NOW),
+    PROPORTIONAL_PREFIX + "*": RetiredArgument(_PROPORTIONAL_MOVED, _PROPORTIONAL_NOW),
+}
 
 
 # kube-scheduler's SidecarContainers feature gate (on by default since 1.29): with it on,
@@ -158,6 +174,8 @@ class PredicateFlags:
     volume_zone: bool = True
     pod_topology_spread: bool = True
     volume_binding: bool = True
+    # Follows the DynamicResourceAllocation feature gate, as upstream; the retired
+    # predicate.DynamicResourceAllocationEnable is not read.
     dynamic_resource_allocation: bool = True
     cache: bool = False
 
@@ -172,7 +190,6 @@ class PredicateFlags:
             volume_zone=arguments.get_bool(VOLUME_ZONE_ENABLE, True),
             pod_topology_spread=arguments.get_bool(POD_TOPOLOGY_SPREAD_ENABLE, True),
             volume_binding=arguments.get_bool(VOLUME_BINDING_ENABLE, True),
-            dynamic_resource_allocation=arguments.get_bool(DRA_ENABLE, True),
             cache=arguments.get_bool(CACHE_ENABLE, False),
         )
 
@@ -285,14 +302,9 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         CACHE_ENABLE,
     }
 )
-# Read by Volcano (now, or by the releases whose guides still show them) for what volcano-py
-# does not model: the conf checks name each as having no effect, and the plugin says why once.
-UNSUPPORTED_ARGUMENTS: Final[frozenset[str]] = frozenset(
-    {
-        *UNPORTED,
-        PROPORTIONAL_PREFIX + "*",
-    }
-)
+# Read by Volcano for what volcano-py does not model: the conf checks name each as having no
+# effect, and the plugin says why once.
+UNSUPPORTED_ARGUMENTS: Final[frozenset[str]] = frozenset(UNPORTED)
 
 
 def new(arguments: Arguments) -> PredicatesPlugin:
