@@ -11,9 +11,7 @@
 * ``volcano.sh/vgpu-use-gpuuuid`` is an allowlist, ``volcano.sh/vgpu-nouse-gpuuuid`` a denylist,
   UUIDs trimmed; a UUID in both is denied, and a pod no permitted card fits waits.
 
-Not ported (each named in a warning when configured, never silently ignored): dynamic MIG (a
-node registering ``mig`` is accounted as hami-core, as Volcano does without a geometry for the
-card) and ``deviceshare.GPUExclusiveRules``.
+The guide's dynamic MIG and GPU exclusivity sections: test_how_to_use_volcano_vgpu_mig_exclusive.
 """
 
 from __future__ import annotations
@@ -144,9 +142,3 @@ def test_uuid_allow_and_deny_lists(tmp_path: Path) -> None:
     assert pods["default/both"]["node"] is None
     assert pending_reason(final, "both").startswith("0/2 nodes are available")
 
-
-def test_exclusive_rules_are_named_not_ignored(tmp_path: Path) -> None:
-    conf = CONF + "      deviceshare.GPUExclusiveRules:\n      - workloadType: training\n"
-    objects = [conf_map(conf), vgpu_node("n1", ["GPU-a"])]
-    _, _, err = simulate(tmp_path, objects)
-    assert "deviceshare.GPUExclusiveRules" in err
