@@ -14,9 +14,9 @@ the process's CPU time: on a shared machine the wall clock also counts other pro
 the pods bound, and a digest of the placements (every bind, pod and node, in bind order): a
 speed-up must leave it unchanged. Goal: one session within 2 s.
 
-A job with several sub-groups is searched as upstream searches it: a dry run in every
-candidate HyperNode of its allowed tiers (500 tier-1 ones here), so each such job costs about
-500 times a gang's placement; ``--sub-grouped`` shows that cost.
+A job with several sub-groups is searched best predicted score first (upstream dry-runs every
+candidate HyperNode of its allowed tiers, 500 tier-1 ones here, which cost about 500 times a
+gang's placement); ``--sub-grouped`` shows its cost, ``--gangs 0 --sub-grouped 1`` alone.
 
     python -m bench topology
     python -m bench topology --gangs 20 --sub-grouped 5    # a smaller run

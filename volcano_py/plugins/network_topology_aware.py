@@ -49,7 +49,7 @@ from volcano_py.api.types import TaskStatus
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.session import Session
-from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose
+from volcano_py.framework.topology import HyperNodeMembership, PlannedSubJob, SearchPurpose
 
 log = logging.getLogger(__name__)
 
@@ -396,12 +396,7 @@ class NetworkTopologyAwarePlugin:
     ) -> dict[str, float]:
         """``HyperNodeOrderFn``: binpack of the whole sub-job into each candidate."""
         self._fit_width()
-        request: dict[str, float] = {}
-        # A sub-job is placed whole (minAvailable == its task count), so all its tasks count.
-        for task in sub_job.tasks.values():
-            for name in task.resreq.resource_names():
-                if self.weights.binpack_weight(name) is not None:
-                    request[name] = request.get(name, 0.0) + task.resreq.get(name)
+        request = self._sub_job_request(sub_job)
         index = self.membership.index
         scored = [name for name in candidates if name in index]
         binpacks = self._sub_job_binpacks(
@@ -420,11 +415,55 @@ class NetworkTopologyAwarePlugin:
         scale = float(MAX_NODE_SCORE * self.weights.weight)
         return {name: score * scale for name, score in scores.items()}
 
+    def _sub_job_request(self, sub_job: SubJobInfo) -> dict[str, float]:
+        """What the HyperNode binpack weighs of a sub-job: a sub-job is placed whole
+        (minAvailable == its task count), so all its tasks count."""
+        request: dict[str, float] = {}
+        for task in sub_job.tasks.values():
+            for name in task.resreq.resource_names():
+                if self.weights.binpack_weight(name) is not None:
+                    request[name] = request.get(name, 0.0) + task.resreq.get(name)
+        return request
+
+    def predict_hyper_node_order(
+        self, sub_jobs: Sequence[PlannedSubJob], candidates: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """``HyperNodeOrderPredictor``: :meth:`hyper_node_order` of each sub-job asked of one
+        candidate alone (so no tie to break), with the candidate's ``used`` grown by the tasks
+        of the sub-jobs before it, task by task as the event handler grows it."""
+        vectors = [self.ssn.task_vector(task.resreq)[0] for _, tasks in sub_jobs for task in tasks]
+        self._fit_width()
+        index = self.membership.index
+        scored = [name for name in candidates if name in index]
+        hyper_nodes = np.array([index[name] for name in scored], dtype=np.intp)
+        allocatable = self.allocatable[hyper_nodes]
+        used = self.used[hyper_nodes]
+        scale = float(MAX_NODE_SCORE * self.weights.weight)
+        terms: dict[str, list[float]] = {name: [] for name in candidates}
+        unscored = [name for name in candidates if name not in index]
+        placed = iter(vectors)
+        for sub_job, tasks in sub_jobs:
+            binpacks = self._binpacks(allocatable, used, self._sub_job_request(sub_job))
+            for name, binpack in zip(scored, binpacks.tolist(), strict=True):
+                terms[name].append(binpack * scale)
+            for name in unscored:
+                terms[name].append(ZERO_SCORE * scale)
+            for _ in tasks:
+                vector = next(placed)
+                used[:, : len(vector)] += vector
+        return terms
+
     def _sub_job_binpacks(self, hyper_nodes: IntArray, request: Mapping[str, float]) -> FloatArray:
-        """``_sub_job_binpack`` for many HyperNodes at once (each cell gets its operations in
-        its order; an overflowing HyperNode scores 0)."""
+        """``_sub_job_binpack`` for many HyperNodes at once."""
+        return self._binpacks(self.allocatable[hyper_nodes], self.used[hyper_nodes], request)
+
+    def _binpacks(
+        self, allocatable_rows: FloatArray, used_rows: FloatArray, request: Mapping[str, float]
+    ) -> FloatArray:
+        """``_sub_job_binpack`` over rows of HyperNode allocatable and used (each cell gets its
+        operations in its order; an overflowing HyperNode scores 0)."""
         columns = self.ssn.matrix.index.columns
-        count = len(hyper_nodes)
+        count = len(allocatable_rows)
         total: FloatArray = np.zeros(count)
         overflow = np.zeros(count, dtype=np.bool_)
         total_weight = 0
@@ -436,8 +475,8 @@ class NetworkTopologyAwarePlugin:
                 allocatable: FloatArray = np.zeros(count)
                 used: FloatArray = np.zeros(count)
             else:
-                allocatable = self.allocatable[hyper_nodes, column]
-                used = self.used[hyper_nodes, column]
+                allocatable = allocatable_rows[:, column]
+                used = used_rows[:, column]
             filled = used + amount
             over = filled > allocatable
             overflow |= over
