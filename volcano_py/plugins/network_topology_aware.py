@@ -185,6 +185,7 @@ class NetworkTopologyAwarePlugin:
         self._closeness_cache: dict[tuple[int, str], float] = {}
         self._fixed_resources: dict[tuple[str, int], Resource] = {}
         self._descendants_cache: dict[str, tuple[tuple[str, ...], IntArray, IntArray]] = {}
+        self._lowest_rows: list[int] | None = None
 
     # ------------------------------------------------------------------ session
 
@@ -220,6 +221,7 @@ class NetworkTopologyAwarePlugin:
         self._closeness_cache = {}
         self._fixed_resources = {}
         self._descendants_cache = {}
+        self._lowest_rows = None
 
     def _init_resources(self, ssn: Session) -> None:
         """``initHyperNodeResourceCache``: per HyperNode the sums over its nodes."""
@@ -545,41 +547,60 @@ class NetworkTopologyAwarePlugin:
             return np.zeros(len(rows))
         membership = self.membership
         lowest = membership.at_tier(self.ssn.topology.tiers[0])[rows]
-        # Candidate nodes share a few lowest-tier HyperNodes (one, inside a HyperNode's
-        # search): score each of those once, then spread the scores over the rows.
-        holders, slot_of_row = np.unique(lowest, return_inverse=True)
+        # Candidate nodes share a few lowest-tier HyperNodes (inside a HyperNode's search,
+        # usually one): score each of those once, then spread the scores over the rows.
+        first = int(lowest[0])
+        if (lowest == first).all():
+            holders: list[int] = [first]
+            slot_of_row: IntArray = np.zeros(len(rows), dtype=np.intp)
+        else:
+            unique, slot_of_row = np.unique(lowest, return_inverse=True)
+            holders = unique.tolist()
         closeness = self._closeness_cache
         per_holder: list[float] = []
-        for h in holders.tolist():
+        for h in holders:
             score = closeness.get((h, allocated))
             if score is None:
                 name = membership.names[h] if h >= 0 else ""
                 score = closeness[(h, allocated)] = self._closeness(name, allocated)
             per_holder.append(score)
-        holder_scores = np.array(per_holder)
-        top = holder_scores.max()
+        top = max(per_holder)
+        tied = [slot for slot, score in enumerate(per_holder) if score == top]
         # Rows tie when their holders score the top (the rows of one holder among themselves).
-        if np.count_nonzero(holder_scores[slot_of_row] == top) > 1:
-            shares = self._task_shares_by_lowest(sub_job)
-            for slot in np.flatnonzero(holder_scores == top).tolist():
-                holder_scores[slot] += shares.get(int(holders[slot]), ZERO_SCORE)
-        scores: FloatArray = holder_scores[slot_of_row]
+        if len(tied) > 1 or np.count_nonzero(slot_of_row == tied[0]) > 1:
+            shares = self._task_shares_by_lowest(sub_job, [holders[slot] for slot in tied])
+            for slot in tied:
+                per_holder[slot] += shares.get(holders[slot], ZERO_SCORE)
+        scores: FloatArray = np.array(per_holder)[slot_of_row]
         return scores
 
-    def _task_shares_by_lowest(self, sub_job: SubJobInfo) -> dict[int, float]:
-        """Per lowest-tier HyperNode, the fraction of the sub-job's tasks on its nodes (placed
-        ones, the session's own placements included)."""
+    def _task_shares_by_lowest(
+        self, sub_job: SubJobInfo, wanted: Sequence[int] | None = None
+    ) -> dict[int, float]:
+        """Per lowest-tier HyperNode (of ``wanted``, or all), the fraction of the sub-job's
+        tasks on its nodes (placed ones, the session's own placements included)."""
         total = len(sub_job.tasks)
         if not total:
             return {}
-        ssn = self.ssn
-        lowest = self.membership.at_tier(ssn.topology.tiers[0])
+        nodes = self.ssn.nodes
+        lowest = self._lowest_tier_of_rows()
+        keep = set(wanted) if wanted is not None else None
         counts: Counter[int] = Counter()
         for task in _placed_tasks(sub_job):
-            node = ssn.nodes.get(task.node_name) if task.node_name else None
-            if node is not None and lowest[node.row] >= 0:
-                counts[int(lowest[node.row])] += 1
+            node = nodes.get(task.node_name) if task.node_name else None
+            if node is None:
+                continue
+            h = lowest[node.row]
+            if h >= 0 and (keep is None or h in keep):
+                counts[h] += 1
         return {h: count / total for h, count in counts.items()}
+
+    def _lowest_tier_of_rows(self) -> list[int]:
+        """``at_tier(lowest tier)`` as a list: read one row at a time, per placed task."""
+        if self._lowest_rows is None:
+            tier = self.ssn.topology.tiers[0]
+            self._lowest_rows = self.membership.at_tier(tier).tolist()
+        return self._lowest_rows
 
     def _closeness(self, hyper_node: str, allocated: str) -> float:
         """``networkTopologyAwareScore``: 1 in the same HyperNode, else by the tier of the
