@@ -185,7 +185,7 @@ class NetworkTopologyAwarePlugin:
         self._closeness_cache: dict[tuple[int, str], float] = {}
         self._fixed_resources: dict[tuple[str, int], Resource] = {}
         self._descendants_cache: dict[str, tuple[tuple[str, ...], IntArray, IntArray]] = {}
-        self._lowest_rows: list[int] | None = None
+        self._lowest_of_nodes: dict[str, int] | None = None
 
     # ------------------------------------------------------------------ session
 
@@ -221,7 +221,7 @@ class NetworkTopologyAwarePlugin:
         self._closeness_cache = {}
         self._fixed_resources = {}
         self._descendants_cache = {}
-        self._lowest_rows = None
+        self._lowest_of_nodes = None
 
     def _init_resources(self, ssn: Session) -> None:
         """``initHyperNodeResourceCache``: per HyperNode the sums over its nodes."""
@@ -552,7 +552,7 @@ class NetworkTopologyAwarePlugin:
         first = int(lowest[0])
         if (lowest == first).all():
             holders: list[int] = [first]
-            slot_of_row: IntArray = np.zeros(len(rows), dtype=np.intp)
+            slot_of_row: IntArray | None = None
         else:
             unique, slot_of_row = np.unique(lowest, return_inverse=True)
             holders = unique.tolist()
@@ -567,10 +567,16 @@ class NetworkTopologyAwarePlugin:
         top = max(per_holder)
         tied = [slot for slot, score in enumerate(per_holder) if score == top]
         # Rows tie when their holders score the top (the rows of one holder among themselves).
-        if len(tied) > 1 or np.count_nonzero(slot_of_row == tied[0]) > 1:
+        if slot_of_row is None:
+            ties = len(rows) > 1
+        else:
+            ties = len(tied) > 1 or int(np.count_nonzero(slot_of_row == tied[0])) > 1
+        if ties:
             shares = self._task_shares_by_lowest(sub_job, [holders[slot] for slot in tied])
             for slot in tied:
                 per_holder[slot] += shares.get(holders[slot], ZERO_SCORE)
+        if slot_of_row is None:
+            return np.full(len(rows), per_holder[0])
         scores: FloatArray = np.array(per_holder)[slot_of_row]
         return scores
 
@@ -582,25 +588,26 @@ class NetworkTopologyAwarePlugin:
         total = len(sub_job.tasks)
         if not total:
             return {}
-        nodes = self.ssn.nodes
-        lowest = self._lowest_tier_of_rows()
+        lowest_of = self._lowest_tier_of_nodes()
         keep = set(wanted) if wanted is not None else None
         counts: Counter[int] = Counter()
         for task in _placed_tasks(sub_job):
-            node = nodes.get(task.node_name) if task.node_name else None
-            if node is None:
-                continue
-            h = lowest[node.row]
+            # -1: in no lowest-tier HyperNode, or not a session node (no node name).
+            h = lowest_of.get(task.node_name, -1)
             if h >= 0 and (keep is None or h in keep):
                 counts[h] += 1
         return {h: count / total for h, count in counts.items()}
 
-    def _lowest_tier_of_rows(self) -> list[int]:
-        """``at_tier(lowest tier)`` as a list: read one row at a time, per placed task."""
-        if self._lowest_rows is None:
+    def _lowest_tier_of_nodes(self) -> dict[str, int]:
+        """Per session node name, the lowest-tier HyperNode holding it (-1: none): read once
+        per placed task at every gang member's scoring, so one lookup instead of a node, then
+        its row."""
+        if self._lowest_of_nodes is None:
             tier = self.ssn.topology.tiers[0]
-            self._lowest_rows = self.membership.at_tier(tier).tolist()
-        return self._lowest_rows
+            lowest = self.membership.at_tier(tier).tolist()
+            names = [node.name for node in self.ssn.node_list]
+            self._lowest_of_nodes = dict(zip(names, lowest, strict=True))
+        return self._lowest_of_nodes
 
     def _closeness(self, hyper_node: str, allocated: str) -> float:
         """``networkTopologyAwareScore``: 1 in the same HyperNode, else by the tier of the
