@@ -411,9 +411,13 @@ class NetworkTopologyAwarePlugin:
             tied = [name for name, score in scores.items() if score == top]
             if len(tied) > 1 and sub_job.tasks:
                 counts = self._task_shares(sub_job)
-                for name in tied:
-                    if name in index:
-                        scores[name] += counts[index[name]] / len(sub_job.tasks)
+                # Only HyperNodes holding some of the tasks get a share (adding 0 to the
+                # others' non-negative scores would change nothing).
+                tied_names = set(tied)
+                names = self.membership.names
+                for h, count in counts.items():
+                    if names[h] in tied_names:
+                        scores[names[h]] += count / len(sub_job.tasks)
         scale = float(MAX_NODE_SCORE * self.weights.weight)
         return {name: score * scale for name, score in scores.items()}
 
