@@ -11,19 +11,24 @@ tier-1 ones (550 HyperNodes in all), the cluster half full of running pods. Pend
 
 Reported: the snapshot, session open, each action, close, the whole session (wall clock, and
 the process's CPU time: on a shared machine the wall clock also counts other processes' turns),
-and the pods bound. Goal: one session within 2 s.
+the pods bound, and a digest of the placements (every bind, pod and node, in bind order): a
+speed-up must leave it unchanged. Goal: one session within 2 s.
 
-A job with several sub-groups is searched as upstream searches it: a dry run in every
-candidate HyperNode of its allowed tiers (500 tier-1 ones here), so each such job costs about
-500 times a gang's placement; ``--sub-grouped`` shows that cost.
+A job with several sub-groups is searched best predicted score first (upstream dry-runs every
+candidate HyperNode of its allowed tiers, 500 tier-1 ones here, which cost about 500 times a
+gang's placement); ``--sub-grouped`` shows its cost, ``--gangs 0 --sub-grouped 1`` alone.
 
     python -m bench topology
     python -m bench topology --gangs 20 --sub-grouped 5    # a smaller run
+    python -m bench topology --profile 30                  # cProfile, the 30 costliest calls
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import hashlib
+import pstats
 import sys
 from typing import Any
 
@@ -123,13 +128,33 @@ def build_cache(gangs: int, sub_grouped: int) -> SchedulerCache:
     return cache
 
 
-def run(gangs: int, sub_grouped: int) -> dict[str, float]:
+def placement_digest(binder: RecordingBinder) -> str:
+    """Every bind (pod and node) in bind order, hashed: equal digests, equal decisions."""
+    text = "\n".join(f"{pod} {node}" for pod, node in binder.order)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run(gangs: int, sub_grouped: int, profile: int = 0) -> tuple[dict[str, float], str]:
+    """The session's timings and the digest of its placements; with ``profile``, the session
+    runs under cProfile and its ``profile`` costliest calls (own time) are printed."""
     cache = build_cache(gangs, sub_grouped)
     conf = parse_conf(CONF, BUILTIN_ACTIONS)
     registry = PluginRegistry()
     freeze_long_lived()
+    profiler = cProfile.Profile() if profile else None
     with gc_paused():
-        return measure_session(cache, conf, registry)
+        if profiler is not None:
+            profiler.enable()
+        timings = measure_session(cache, conf, registry)
+        if profiler is not None:
+            profiler.disable()
+    if profiler is not None:
+        stats = pstats.Stats(profiler, stream=sys.stdout)
+        stats.sort_stats("tottime").print_stats(profile)
+        stats.sort_stats("cumulative").print_stats(profile)
+    binder = cache.binder
+    assert isinstance(binder, RecordingBinder)
+    return timings, placement_digest(binder)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,8 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sub-grouped", type=int, default=20, help="jobs of 4 hard tier-1 sub-groups of 16"
     )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the session under cProfile and print its N costliest calls",
+    )
     args = parser.parse_args(argv)
-    timings = run(args.gangs, args.sub_grouped)
+    timings, digest = run(args.gangs, args.sub_grouped, args.profile)
     print(
         f"\nsession: {NODES} nodes, {NODES // NODES_PER_TIER1} tier-1 + "
         f"{NODES // NODES_PER_TIER1 // TIER1_PER_TIER2} tier-2 HyperNodes, {args.gangs} hard "
@@ -150,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<14} {int(value):>9d}")
         else:
             print(f"  {name:<14} {value * 1000:>9.1f} ms")
+    print(f"  {'placements':<14} {digest:>9}")
     return 0
 
 

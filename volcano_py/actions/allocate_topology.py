@@ -23,6 +23,14 @@ own allowed tier, until the job is ready (``minAvailable`` and ``minSubGroups``)
 job-level candidate is the sum of its sub-jobs' HyperNode scores. A sub-job that gangpreempt or
 gangreclaim nominated a HyperNode for is first placed straight onto its tasks' nominated nodes
 (``nomination_fast_path``).
+
+Upstream dry-runs every candidate before choosing the best. When the outcome can be told before
+the dry runs, the candidates are tried best score first instead, and the first that takes the
+job is upstream's choice (equal scores broken at random, as upstream's map order breaks them):
+for a job of one sub-job its score in each candidate now; for a job of several sub-jobs that
+nothing is placed of yet, the summed score the HyperNode-ordering plugins predict for its
+sub-jobs placed whole one after the other (``Session.predict_hyper_node_order``). A dry run
+that departs from the prediction falls back to upstream's full search.
 """
 
 from __future__ import annotations
@@ -110,6 +118,8 @@ class TopologyAllocator:
         gradients = ssn.hyper_node_gradient_for_job(job, hyper_node, SearchPurpose.ALLOCATE)
         for gradient in gradients:
             chosen = self._score_first_job_search(job, queue, worksheet, gradient)
+            if chosen is None:
+                chosen = self._score_first_sub_groups_search(job, queue, worksheet, gradient)
             if chosen is None:
                 chosen = self._full_job_search(job, queue, worksheet, gradient)
             if chosen is False:
@@ -199,6 +209,59 @@ class TopologyAllocator:
                 continue
             if score != predicted[candidate]:
                 # The sub-job was placed in more than one step: not the case this path knows.
+                _discard(statements)
+                return None
+            final = ssn.statement()
+            final.merge(*statements)
+            return candidate, final, left
+        return False
+
+    def _score_first_sub_groups_search(
+        self, job: JobInfo, queue: QueueInfo, worksheet: Worksheet, gradient: list[str]
+    ) -> tuple[str, Statement, Worksheet] | Literal[False] | None:
+        """The job-level search for several sub-jobs, when the plugins can predict its
+        outcome: no sub-job is placed yet, nominated, or has a HyperNode below each candidate
+        to choose from (the candidates have no HyperNode below them). A candidate's summed
+        score is then that of its sub-jobs placed whole, one after the other, which the
+        HyperNode-ordering plugins predict (``Session.predict_hyper_node_order``); the
+        candidates are tried best predicted score first (equals in random order) and the first
+        that takes the job with the predicted score is upstream's choice, found without a dry
+        run in every candidate. A dry run that departs from the prediction (a sub-job skipped,
+        placed in steps, or the job ready before its last sub-job) falls back to the full
+        search. None: not applicable (or the prediction missed); False: no candidate takes
+        the job."""
+        ssn = self.ssn
+        if len(worksheet.tasks) < 2 or len(gradient) < 2:
+            return None
+        tree = ssn.topology.tree
+        if any(tree.hyper_nodes[name].children for name in gradient if name in tree.hyper_nodes):
+            return None
+        # The sub-jobs in the order a dry run takes them, each with its tasks in task order.
+        planned: list[tuple[SubJobInfo, list[TaskInfo]]] = []
+        order = worksheet.sub_jobs.clone()
+        while not order.empty():
+            sub_job = order.pop()
+            tasks = worksheet.tasks[sub_job.uid]
+            if sub_job.nominated_hyper_node or len(tasks) != len(sub_job.tasks):
+                return None
+            planned.append((sub_job, list(tasks)))
+        # Inside a candidate each sub-job's own search is the candidate alone, or nothing when
+        # its resources do not fit (asked of the hook for the first candidate; the tree says it
+        # for the others).
+        first = gradient[0]
+        for sub_job, _ in planned:
+            inner = ssn.hyper_node_gradient_for_sub_job(sub_job, first, SearchPurpose.ALLOCATE)
+            if inner not in ([[first]], []):
+                return None
+        predicted = ssn.predict_hyper_node_order(planned, gradient)
+        if predicted is None:
+            return None
+        for candidate in self._best_first(predicted):
+            statements, left, score, solved = self._trial_in(job, queue, worksheet, candidate)
+            if not solved:
+                _discard(statements)
+                continue
+            if score != predicted[candidate]:
                 _discard(statements)
                 return None
             final = ssn.statement()

@@ -11,7 +11,7 @@ import hashlib
 import logging
 import random
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -43,6 +43,8 @@ from volcano_py.framework.feasibility import FeasibilityOptions
 from volcano_py.framework.hooks import HOOKS, EvictionContext, NodeMask, SimulationState
 from volcano_py.framework.statement import BindEvictSink, Statement
 from volcano_py.framework.topology import (
+    HyperNodeOrderPredictor,
+    PlannedSubJob,
     SearchPurpose,
     SessionTopology,
     normalise_network_topologies,
@@ -662,6 +664,32 @@ class Session:
                 if name in total:
                     total[name] += float(score)
         return total
+
+    def predict_hyper_node_order(
+        self, sub_jobs: Sequence[PlannedSubJob], candidates: Sequence[str]
+    ) -> dict[str, float] | None:
+        """Per candidate HyperNode, the summed score a dry run placing ``sub_jobs`` inside it,
+        one after the other and each whole, would collect from :meth:`hyper_node_order` (asked
+        of that candidate alone), added up as the dry run adds it. None when a plugin that
+        orders HyperNodes cannot predict its scores."""
+        predictions: list[dict[str, list[float]]] = []
+        for tier in self._hooks["hyper_node_order"]:
+            for plugin_name, _fn in tier:
+                plugin = self.plugins.get(plugin_name)
+                if not isinstance(plugin, HyperNodeOrderPredictor):
+                    return None
+                predictions.append(plugin.predict_hyper_node_order(sub_jobs, candidates))
+        totals: dict[str, float] = {}
+        for name in candidates:
+            score = 0.0
+            for position in range(len(sub_jobs)):
+                # One hyper_node_order answer: the plugins' scores summed from 0.
+                answer = 0.0
+                for predicted in predictions:
+                    answer += float(predicted[name][position])
+                score += answer
+            totals[name] = score
+        return totals
 
     def hyper_node_gradient_for_job(
         self, job: JobInfo, hyper_node: str, purpose: SearchPurpose

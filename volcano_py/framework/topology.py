@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
 from volcano_py.api.sub_job import SubJobInfo
+from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ALLOCATED_STATUSES
 
 log = logging.getLogger(__name__)
@@ -173,6 +174,32 @@ def _bare_tree(node_names: list[str]) -> HyperNodeTree:
     )
     _bare_cache[:] = [(list(node_names), tree)]
     return tree
+
+
+# ---------------------------------------------------------------------------- prediction
+
+
+# A sub-job and its tasks still to place, in the order a dry run places them.
+PlannedSubJob = tuple[SubJobInfo, Sequence[TaskInfo]]
+
+
+@runtime_checkable
+class HyperNodeOrderPredictor(Protocol):
+    """A plugin that orders HyperNodes and can also tell, before any dry run, the score its
+    HyperNode order hook will give each of a job's sub-jobs inside a candidate HyperNode.
+
+    A volcano-py addition with no upstream counterpart: upstream dry-runs a sub-grouped job in
+    every candidate HyperNode and keeps the best summed score; with a prediction allocate tries
+    the candidates best first and stops at the first that takes the job (see
+    ``actions/allocate_topology``)."""
+
+    def predict_hyper_node_order(
+        self, sub_jobs: Sequence[PlannedSubJob], candidates: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """Per candidate, one score per sub-job of ``sub_jobs``: the answer of the plugin's
+        HyperNode order hook asked for that sub-job and that candidate alone, once the
+        sub-jobs before it are placed inside the candidate, every task of theirs."""
+        ...
 
 
 # ---------------------------------------------------------------------------- session view

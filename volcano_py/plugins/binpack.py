@@ -24,7 +24,7 @@ from typing import Final
 
 import numpy as np
 
-from volcano_py.api.node_matrix import FloatArray, IntArray, NodeMatrix
+from volcano_py.api.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
 from volcano_py.api.resource import CPU, MEMORY, Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.framework.arguments import Arguments
@@ -100,11 +100,18 @@ def binpack_score(
 def binpack_scores(
     request: Resource, matrix: NodeMatrix, rows: IntArray, weights: BinpackWeights
 ) -> FloatArray:
-    """``binpack_score`` for the nodes at ``rows``, over the matrix's allocatable and used."""
-    score = np.zeros(len(rows))
-    overflow = np.zeros(len(rows), dtype=np.bool_)
+    """``binpack_score`` for the nodes at ``rows``, over the matrix's allocatable and used.
+
+    It runs once per task over the candidate nodes, often a HyperNode's few: numpy's per-call
+    overhead, not the arithmetic, is the cost, so each step is one call (the division skips
+    the nodes without the resource instead of silencing numpy's warnings around it). Each
+    cell gets the reference's operations in the reference's order."""
+    count = len(rows)
+    score = np.zeros(count)
+    overflow: BoolArray | None = None
     weight_sum = 0
     columns = matrix.index.columns
+    width = matrix.allocatable.shape[1]
     for name in request.resource_names():
         wanted = request.get(name)
         resource_weight = weights.resources.get(name)
@@ -113,18 +120,22 @@ def binpack_scores(
         weight_sum += resource_weight
         column = columns.get(name)
         # No column (or one registered after the arrays were sized): no node has any.
-        if resource_weight == 0 or column is None or column >= matrix.allocatable.shape[1]:
+        if resource_weight == 0 or column is None or column >= width:
             continue
         capacity = matrix.allocatable[rows, column]
         used_finally = wanted + matrix.used[rows, column]
         has = capacity != 0
-        overflow |= has & (used_finally > capacity)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            score += np.where(has, used_finally * float(resource_weight) / capacity, 0.0)
+        over = has & (used_finally > capacity)
+        overflow = over if overflow is None else overflow | over
+        score += np.divide(
+            used_finally * float(resource_weight), capacity, out=np.zeros(count), where=has
+        )
     if weight_sum > 0:
         score /= float(weight_sum)
-    result: FloatArray = np.where(overflow, 0.0, score * float(MAX_NODE_SCORE * weights.weight))
-    return result
+    score *= float(MAX_NODE_SCORE * weights.weight)
+    if overflow is not None:
+        score[overflow] = 0.0
+    return score
 
 
 class BinpackPlugin:

@@ -34,21 +34,22 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 
 from volcano_py.api.job import JobInfo
-from volcano_py.api.node_matrix import FloatArray, IntArray
-from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource
+from volcano_py.api.node_matrix import BoolArray, FloatArray, IntArray
+from volcano_py.api.resource import CPU, MEMORY, MIN_RESOURCE, DimensionDefault, Resource
 from volcano_py.api.sub_job import SubJobInfo
-from volcano_py.api.task import TaskID, TaskInfo
+from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import TaskStatus
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.session import Session
-from volcano_py.framework.topology import HyperNodeMembership, SearchPurpose
+from volcano_py.framework.topology import HyperNodeMembership, PlannedSubJob, SearchPurpose
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +184,8 @@ class NetworkTopologyAwarePlugin:
         # not change within a session.
         self._closeness_cache: dict[tuple[int, str], float] = {}
         self._fixed_resources: dict[tuple[str, int], Resource] = {}
+        self._descendants_cache: dict[str, tuple[tuple[str, ...], IntArray, IntArray]] = {}
+        self._lowest_of_nodes: dict[str, int] | None = None
 
     # ------------------------------------------------------------------ session
 
@@ -217,6 +220,8 @@ class NetworkTopologyAwarePlugin:
         self._membership = None
         self._closeness_cache = {}
         self._fixed_resources = {}
+        self._descendants_cache = {}
+        self._lowest_of_nodes = None
 
     def _init_resources(self, ssn: Session) -> None:
         """``initHyperNodeResourceCache``: per HyperNode the sums over its nodes."""
@@ -303,7 +308,6 @@ class NetworkTopologyAwarePlugin:
     ) -> list[list[str]]:
         """``hyperNodeGradientFn``: eligible HyperNodes under the search root, per tier, lowest
         first (for eviction the hooks then reverse and cap them)."""
-        tree = self.ssn.topology.tree
         root = self._search_root(hyper_node, highest_tier, allocated)
         if root is None:
             log.error(
@@ -315,11 +319,51 @@ class NetworkTopologyAwarePlugin:
                 allocated,
             )
             return []
-        eligible: dict[int, list[str]] = {}
-        for name in tree.descendants(root):
-            if self._eligible(name, highest_tier, allocated, min_resource, purpose):
-                eligible.setdefault(tree.hyper_nodes[name].tier, []).append(name)
-        return [eligible[tier] for tier in sorted(eligible)]
+        names, indices, tiers = self._descendants(root)
+        keep = tiers <= highest_tier
+        if not allocated:
+            # A partly placed job keeps its domain whatever is free in it now; otherwise the
+            # HyperNode must have room for the minimum (a name outside the membership, none
+            # in practice, is let through as before).
+            room = self._room(min_resource, purpose)
+            keep &= (indices < 0) | room[indices]
+        gradients: list[list[str]] = []
+        for tier in np.unique(tiers[keep]).tolist():
+            gradients.append([names[i] for i in np.flatnonzero(keep & (tiers == tier)).tolist()])
+        return gradients
+
+    def _descendants(self, root: str) -> tuple[tuple[str, ...], IntArray, IntArray]:
+        """``root`` and the HyperNodes below it in the gradient walk's order, with their
+        membership indices (-1: none) and tiers; the tree is fixed for the session."""
+        found = self._descendants_cache.get(root)
+        if found is None:
+            tree = self.ssn.topology.tree
+            names = tree.descendants(root)
+            index = self.membership.index
+            indices = np.array([index.get(name, -1) for name in names], dtype=np.intp)
+            tiers = np.array([tree.hyper_nodes[name].tier for name in names], dtype=np.intp)
+            found = self._descendants_cache[root] = (names, indices, tiers)
+        return found
+
+    def _room(self, min_resource: Resource, purpose: SearchPurpose) -> BoolArray:
+        """Per HyperNode, whether its resources read at session open hold ``min_resource``
+        (``_holds`` for every HyperNode at once): for eviction its allocatable, else its idle
+        or its future idle."""
+        columns = self.ssn.matrix.index.columns
+        if purpose is SearchPurpose.EVICT:
+            return _holds_rows(min_resource, self.allocatable, columns)
+        return _holds_rows(min_resource, self.idle, columns) | _holds_rows(
+            min_resource, self.future_idle, columns
+        )
+
+    def _holds(self, h: int, min_resource: Resource, purpose: SearchPurpose) -> bool:
+        """Whether HyperNode ``h`` has room for ``min_resource`` (the readable reference of
+        ``_room``)."""
+        if purpose is SearchPurpose.EVICT:
+            return min_resource.less_equal(self._fixed("allocatable", h), DimensionDefault.ZERO)
+        return min_resource.less_equal(
+            self._fixed("idle", h), DimensionDefault.ZERO
+        ) or min_resource.less_equal(self._fixed("future_idle", h), DimensionDefault.ZERO)
 
     def _search_root(self, available: str, highest_tier: int, allocated: str) -> str | None:
         """``getSearchRoot``: ``available`` intersected with the highest allowed ancestor of
@@ -336,29 +380,6 @@ class NetworkTopologyAwarePlugin:
         if common == available:
             return highest
         return None
-
-    def _eligible(
-        self,
-        name: str,
-        highest_tier: int,
-        allocated: str,
-        min_resource: Resource,
-        purpose: SearchPurpose,
-    ) -> bool:
-        tree = self.ssn.topology.tree
-        if tree.hyper_nodes[name].tier > highest_tier:
-            return False
-        if allocated:
-            # A partly placed job keeps its domain whatever is free in it now.
-            return True
-        h = self.membership.index.get(name)
-        if h is None:
-            return True
-        if purpose is SearchPurpose.EVICT:
-            return min_resource.less_equal(self._fixed("allocatable", h), DimensionDefault.ZERO)
-        return min_resource.less_equal(
-            self._fixed("idle", h), DimensionDefault.ZERO
-        ) or min_resource.less_equal(self._fixed("future_idle", h), DimensionDefault.ZERO)
 
     def _fixed(self, which: str, h: int) -> Resource:
         """HyperNode ``h``'s allocatable, idle or future idle as a Resource: read once per
@@ -377,29 +398,105 @@ class NetworkTopologyAwarePlugin:
     ) -> dict[str, float]:
         """``HyperNodeOrderFn``: binpack of the whole sub-job into each candidate."""
         self._fit_width()
-        request: dict[str, float] = {}
-        # A sub-job is placed whole (minAvailable == its task count), so all its tasks count.
-        for task in sub_job.tasks.values():
-            for name in task.resreq.resource_names():
-                if self.weights.binpack_weight(name) is not None:
-                    request[name] = request.get(name, 0.0) + task.resreq.get(name)
+        request = self._sub_job_request(sub_job)
         index = self.membership.index
-        scores = {
-            name: self._sub_job_binpack(index[name], request) if name in index else ZERO_SCORE
-            for name in candidates
-        }
+        scored = [name for name in candidates if name in index]
+        binpacks = self._sub_job_binpacks(
+            np.array([index[name] for name in scored], dtype=np.intp), request
+        ).tolist()
+        by_name = dict(zip(scored, binpacks, strict=True))
+        scores = {name: by_name.get(name, ZERO_SCORE) for name in candidates}
         if scores:
             top = max(scores.values())
             tied = [name for name, score in scores.items() if score == top]
             if len(tied) > 1 and sub_job.tasks:
-                counts = self._task_shares(sub_job.tasks)
-                for name in tied:
-                    if name in index:
-                        scores[name] += counts[index[name]] / len(sub_job.tasks)
+                counts = self._task_shares(sub_job)
+                # Only HyperNodes holding some of the tasks get a share (adding 0 to the
+                # others' non-negative scores would change nothing).
+                tied_names = set(tied)
+                names = self.membership.names
+                for h, count in counts.items():
+                    if names[h] in tied_names:
+                        scores[names[h]] += count / len(sub_job.tasks)
         scale = float(MAX_NODE_SCORE * self.weights.weight)
         return {name: score * scale for name, score in scores.items()}
 
+    def _sub_job_request(self, sub_job: SubJobInfo) -> dict[str, float]:
+        """What the HyperNode binpack weighs of a sub-job: a sub-job is placed whole
+        (minAvailable == its task count), so all its tasks count."""
+        request: dict[str, float] = {}
+        for task in sub_job.tasks.values():
+            for name in task.resreq.resource_names():
+                if self.weights.binpack_weight(name) is not None:
+                    request[name] = request.get(name, 0.0) + task.resreq.get(name)
+        return request
+
+    def predict_hyper_node_order(
+        self, sub_jobs: Sequence[PlannedSubJob], candidates: Sequence[str]
+    ) -> dict[str, list[float]]:
+        """``HyperNodeOrderPredictor``: :meth:`hyper_node_order` of each sub-job asked of one
+        candidate alone (so no tie to break), with the candidate's ``used`` grown by the tasks
+        of the sub-jobs before it, task by task as the event handler grows it."""
+        vectors = [self.ssn.task_vector(task.resreq)[0] for _, tasks in sub_jobs for task in tasks]
+        self._fit_width()
+        index = self.membership.index
+        scored = [name for name in candidates if name in index]
+        hyper_nodes = np.array([index[name] for name in scored], dtype=np.intp)
+        allocatable = self.allocatable[hyper_nodes]
+        used = self.used[hyper_nodes]
+        scale = float(MAX_NODE_SCORE * self.weights.weight)
+        terms: dict[str, list[float]] = {name: [] for name in candidates}
+        unscored = [name for name in candidates if name not in index]
+        placed = iter(vectors)
+        for sub_job, tasks in sub_jobs:
+            binpacks = self._binpacks(allocatable, used, self._sub_job_request(sub_job))
+            for name, binpack in zip(scored, binpacks.tolist(), strict=True):
+                terms[name].append(binpack * scale)
+            for name in unscored:
+                terms[name].append(ZERO_SCORE * scale)
+            for _ in tasks:
+                vector = next(placed)
+                used[:, : len(vector)] += vector
+        return terms
+
+    def _sub_job_binpacks(self, hyper_nodes: IntArray, request: Mapping[str, float]) -> FloatArray:
+        """``_sub_job_binpack`` for many HyperNodes at once."""
+        return self._binpacks(self.allocatable[hyper_nodes], self.used[hyper_nodes], request)
+
+    def _binpacks(
+        self, allocatable_rows: FloatArray, used_rows: FloatArray, request: Mapping[str, float]
+    ) -> FloatArray:
+        """``_sub_job_binpack`` over rows of HyperNode allocatable and used (each cell gets its
+        operations in its order; an overflowing HyperNode scores 0)."""
+        columns = self.ssn.matrix.index.columns
+        count = len(allocatable_rows)
+        total: FloatArray = np.zeros(count)
+        overflow = np.zeros(count, dtype=np.bool_)
+        total_weight = 0
+        for name, amount in request.items():
+            weight = self.weights.binpack_weight(name)
+            assert weight is not None
+            column = columns.get(name)
+            if column is None:
+                allocatable: FloatArray = np.zeros(count)
+                used: FloatArray = np.zeros(count)
+            else:
+                allocatable = allocatable_rows[:, column]
+                used = used_rows[:, column]
+            filled = used + amount
+            over = filled > allocatable
+            overflow |= over
+            total += np.divide(weight * filled, allocatable, out=np.zeros(count), where=~over)
+            total_weight += weight
+        if total_weight <= 0:
+            return np.zeros(count)
+        result: FloatArray = total / total_weight
+        result[overflow] = ZERO_SCORE
+        return result
+
     def _sub_job_binpack(self, h: int, request: Mapping[str, float]) -> float:
+        """One HyperNode's binpack of the whole sub-job (the readable reference of
+        ``_sub_job_binpacks``)."""
         columns = self.ssn.matrix.index.columns
         total = 0.0
         total_weight = 0
@@ -415,13 +512,13 @@ class NetworkTopologyAwarePlugin:
             total_weight += weight
         return total / total_weight if total_weight > 0 else ZERO_SCORE
 
-    def _task_shares(self, tasks: Mapping[TaskID, TaskInfo]) -> Counter[int]:
-        """``scoreWithTaskNum`` for every HyperNode at once: how many of ``tasks`` sit on its
-        nodes (one pass over the tasks, not one per candidate)."""
+    def _task_shares(self, sub_job: SubJobInfo) -> Counter[int]:
+        """``scoreWithTaskNum`` for every HyperNode at once: how many of the sub-job's tasks
+        sit on its nodes (one pass over the placed tasks, not one per candidate)."""
         counts: Counter[int] = Counter()
         nodes = self.ssn.nodes
         membership = self.membership
-        for task in tasks.values():
+        for task in _placed_tasks(sub_job):
             node = nodes.get(task.node_name) if task.node_name else None
             if node is not None:
                 counts.update(membership.hyper_nodes_of_row(node.row).tolist())
@@ -454,34 +551,67 @@ class NetworkTopologyAwarePlugin:
             return np.zeros(len(rows))
         membership = self.membership
         lowest = membership.at_tier(self.ssn.topology.tiers[0])[rows]
+        # Candidate nodes share a few lowest-tier HyperNodes (inside a HyperNode's search,
+        # usually one): score each of those once, then spread the scores over the rows.
+        first = int(lowest[0])
+        if (lowest == first).all():
+            holders: list[int] = [first]
+            slot_of_row: IntArray | None = None
+        else:
+            unique, slot_of_row = np.unique(lowest, return_inverse=True)
+            holders = unique.tolist()
         closeness = self._closeness_cache
-        scores: FloatArray = np.empty(len(rows))
-        for position, h in enumerate(lowest.tolist()):
+        per_holder: list[float] = []
+        for h in holders:
             score = closeness.get((h, allocated))
             if score is None:
                 name = membership.names[h] if h >= 0 else ""
                 score = closeness[(h, allocated)] = self._closeness(name, allocated)
-            scores[position] = score
-        tied = np.flatnonzero(scores == scores.max())
-        if len(tied) > 1:
-            shares = self._task_shares_by_lowest(sub_job.tasks)
-            for position in tied.tolist():
-                scores[position] += shares.get(int(lowest[position]), ZERO_SCORE)
+            per_holder.append(score)
+        top = max(per_holder)
+        tied = [slot for slot, score in enumerate(per_holder) if score == top]
+        # Rows tie when their holders score the top (the rows of one holder among themselves).
+        if slot_of_row is None:
+            ties = len(rows) > 1
+        else:
+            ties = len(tied) > 1 or int(np.count_nonzero(slot_of_row == tied[0])) > 1
+        if ties:
+            shares = self._task_shares_by_lowest(sub_job, [holders[slot] for slot in tied])
+            for slot in tied:
+                per_holder[slot] += shares.get(holders[slot], ZERO_SCORE)
+        if slot_of_row is None:
+            return np.full(len(rows), per_holder[0])
+        scores: FloatArray = np.array(per_holder)[slot_of_row]
         return scores
 
-    def _task_shares_by_lowest(self, tasks: Mapping[TaskID, TaskInfo]) -> dict[int, float]:
-        """Per lowest-tier HyperNode, the fraction of ``tasks`` on its nodes (placed ones,
-        the session's own placements included)."""
-        if not tasks:
+    def _task_shares_by_lowest(
+        self, sub_job: SubJobInfo, wanted: Sequence[int] | None = None
+    ) -> dict[int, float]:
+        """Per lowest-tier HyperNode (of ``wanted``, or all), the fraction of the sub-job's
+        tasks on its nodes (placed ones, the session's own placements included)."""
+        total = len(sub_job.tasks)
+        if not total:
             return {}
-        ssn = self.ssn
-        lowest = self.membership.at_tier(ssn.topology.tiers[0])
+        lowest_of = self._lowest_tier_of_nodes()
+        keep = set(wanted) if wanted is not None else None
         counts: Counter[int] = Counter()
-        for task in tasks.values():
-            node = ssn.nodes.get(task.node_name) if task.node_name else None
-            if node is not None and lowest[node.row] >= 0:
-                counts[int(lowest[node.row])] += 1
-        return {h: count / len(tasks) for h, count in counts.items()}
+        for task in _placed_tasks(sub_job):
+            # -1: in no lowest-tier HyperNode, or not a session node (no node name).
+            h = lowest_of.get(task.node_name, -1)
+            if h >= 0 and (keep is None or h in keep):
+                counts[h] += 1
+        return {h: count / total for h, count in counts.items()}
+
+    def _lowest_tier_of_nodes(self) -> dict[str, int]:
+        """Per session node name, the lowest-tier HyperNode holding it (-1: none): read once
+        per placed task at every gang member's scoring, so one lookup instead of a node, then
+        its row."""
+        if self._lowest_of_nodes is None:
+            tier = self.ssn.topology.tiers[0]
+            lowest = self.membership.at_tier(tier).tolist()
+            names = [node.name for node in self.ssn.node_list]
+            self._lowest_of_nodes = dict(zip(names, lowest, strict=True))
+        return self._lowest_of_nodes
 
     def _closeness(self, hyper_node: str, allocated: str) -> float:
         """``networkTopologyAwareScore``: 1 in the same HyperNode, else by the tier of the
@@ -556,6 +686,35 @@ class NetworkTopologyAwarePlugin:
             return np.zeros(count)
         result: FloatArray = np.where(overflow, ZERO_SCORE, total / total_weight)
         return result
+
+
+def _holds_rows(request: Resource, values: FloatArray, columns: Mapping[str, int]) -> BoolArray:
+    """``request.less_equal(row, DimensionDefault.ZERO)`` for every row of ``values`` (its
+    scalar columns named by ``columns``; a column the rows lack counts as zero, as in the row's
+    Resource): the same comparisons, cell by cell."""
+
+    def at_most(left: float, right: FloatArray) -> BoolArray:
+        fits: BoolArray = (left < right) | (np.abs(left - right) < MIN_RESOURCE)
+        return fits
+
+    width = values.shape[1]
+    holds = at_most(request.milli_cpu, values[:, 0]) & at_most(request.memory, values[:, 1])
+    for name, value in request.scalar_resources.items():
+        column = columns.get(name)
+        if column is not None and 2 <= column < width:
+            holds &= at_most(value, values[:, column])
+        else:
+            holds &= at_most(value, np.zeros(len(values)))
+    return holds
+
+
+def _placed_tasks(sub_job: SubJobInfo) -> Iterator[TaskInfo]:
+    """The sub-job's tasks that may sit on a node: all but the Pending ones (a Pending task
+    has no node: a pod with a node is Bound at least, and a session's undo clears it). A
+    gang's scoring asks this at every member, so the Pending ones are not walked."""
+    for status, tasks in sub_job.task_status_index.items():
+        if status is not TaskStatus.PENDING:
+            yield from tasks.values()
 
 
 # The arguments this plugin reads (the keys upstream network_topology_aware.go reads).
