@@ -59,6 +59,22 @@ KINDS: Final = frozenset(
 )
 # The key of a device configuration ConfigMap (HAMi's and Volcano's device-config.yaml).
 DEVICE_CONFIG_KEY: Final = "device-config.yaml"
+# The ConfigMaps MindCluster's Ascend components publish per node (device plugin, NodeD,
+# ClusterD), by namespace and name prefix: deviceshare's MindCluster vNPU reads them as
+# upstream's informers do (third_party/mindcluster/common/k8s).
+MINDCLUSTER_CONFIG_MAPS: Final = (
+    ("kube-system", "mindx-dl-deviceinfo-"),
+    ("mindx-dl", "mindx-dl-nodeinfo-"),
+    ("mindx-dl", "cluster-info-device-"),
+    ("mindx-dl", "cluster-info-node-cm"),
+)
+
+
+def _is_mindcluster_config_map(meta: Mapping[str, Any]) -> bool:
+    namespace, name = meta.get("namespace") or "default", str(meta.get("name", ""))
+    return any(
+        namespace == where and name.startswith(prefix) for where, prefix in MINDCLUSTER_CONFIG_MAPS
+    )
 
 
 class CacheBindError(RuntimeError):
@@ -135,6 +151,9 @@ class SchedulerCache:
     # ``device-config.yaml`` of the ConfigMaps that have one, by namespace/name; other
     # ConfigMaps are not kept.
     device_configs: dict[str, str] = field(default_factory=dict)
+    # MindCluster's per-node device and health ConfigMaps (``MINDCLUSTER_CONFIG_MAPS``), raw,
+    # by namespace/name.
+    mindcluster_config_maps: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # Jobs forgotten while a session runs (from its snapshot to its close), as (uid, name,
     # queue, namespace): the session still holds them, and its plugins and close write their
     # per-job series again after the cache removed them. Not kept outside a session (a
@@ -352,6 +371,11 @@ class SchedulerCache:
         meta = obj.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
         data = obj.get("data") or {}
+        if _is_mindcluster_config_map(meta):
+            if event_type == DELETED:
+                self.mindcluster_config_maps.pop(key, None)
+            else:
+                self.mindcluster_config_maps[key] = obj
         text = data.get(DEVICE_CONFIG_KEY) if isinstance(data, Mapping) else None
         if event_type == DELETED or not isinstance(text, str):
             self.device_configs.pop(key, None)
@@ -433,6 +457,7 @@ class SchedulerCache:
                     for name, collection in self.namespace_collection.items()
                 },
                 device_configs=dict(self.device_configs),
+                mindcluster_config_maps=dict(self.mindcluster_config_maps),
             )
 
     # ---- node metrics

@@ -33,6 +33,11 @@ asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``plugin`` 
 
 from __future__ import annotations
 
+from volcano_py.plugins.deviceshare.mindcluster_info import (
+    INIT_PARAMS,
+    INIT_PARAMS_ARGUMENTS,
+    DeclaredConfiguration,
+)
 from volcano_py.plugins.deviceshare.options import PLUGIN_NAME
 from volcano_py.plugins.deviceshare.plugin import (
     ARGUMENTS,
@@ -42,8 +47,12 @@ from volcano_py.plugins.deviceshare.plugin import (
     new,
 )
 
+# The ``configurations`` entry deviceshare reads (MindCluster vNPU's ``init-params``).
+CONFIGURATION_ARGUMENTS = {INIT_PARAMS: DeclaredConfiguration(INIT_PARAMS_ARGUMENTS)}
+
 __all__ = [
     "ARGUMENTS",
+    "CONFIGURATION_ARGUMENTS",
     "PLUGIN_NAME",
     "REFUSED_ARGUMENTS",
     "UNSUPPORTED_ARGUMENTS",

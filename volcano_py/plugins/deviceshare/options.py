@@ -42,7 +42,6 @@ UNPORTED: Final[Mapping[str, str]] = {
         " it read the pod's devices; volcano-py does not write it, so binds are not"
         " serialised per node"
     ),
-    ASCEND_MINDCLUSTER_VNPU_ENABLE: "Ascend 310P vNPU (MindCluster) is not ported yet",
     GPU_EXCLUSIVE_RULES: "GPU exclusivity rules are not ported yet",
 }
 
@@ -52,6 +51,7 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         GPU_NUMBER_ENABLE,
         VGPU_ENABLE,
         ASCEND_HAMI_VNPU_ENABLE,
+        ASCEND_MINDCLUSTER_VNPU_ENABLE,
         SCHEDULE_POLICY,
         SCHEDULE_WEIGHT,
         KNOWN_GEOMETRIES_CM_NAME,
@@ -70,6 +70,7 @@ class DeviceShareOptions:
     gpu_number: bool = False
     vgpu: bool = False
     ascend_hami_vnpu: bool = False
+    ascend_mindcluster_vnpu: bool = False
     schedule_policy: str = ""
     schedule_weight: int = 0
     config_name: str = DEFAULT_CONFIG_NAME
@@ -82,6 +83,7 @@ class DeviceShareOptions:
             gpu_number=arguments.get_bool(GPU_NUMBER_ENABLE, False),
             vgpu=arguments.get_bool(VGPU_ENABLE, False),
             ascend_hami_vnpu=arguments.get_bool(ASCEND_HAMI_VNPU_ENABLE, False),
+            ascend_mindcluster_vnpu=arguments.get_bool(ASCEND_MINDCLUSTER_VNPU_ENABLE, False),
             schedule_policy=arguments.get_str(SCHEDULE_POLICY, ""),
             schedule_weight=arguments.get_int(SCHEDULE_WEIGHT, 0),
             config_name=arguments.get_str(KNOWN_GEOMETRIES_CM_NAME, DEFAULT_CONFIG_NAME),
