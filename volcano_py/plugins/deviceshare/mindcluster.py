@@ -258,7 +258,7 @@ class MindClusterDevices:
         column = self._matrix.index.columns.get(NPU_CORE)
         if column is None:
             return np.zeros(len(self.valid))
-        idle: FloatArray = self._matrix.idle[:, column]
+        idle: FloatArray = self._matrix.idle[: len(self.valid), column]
         return idle
 
     # ---- filter, vectorised
