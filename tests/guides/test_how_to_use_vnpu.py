@@ -79,16 +79,9 @@ def device_config_map() -> dict[str, Any]:
 
 
 def npu_node(name: str, kind: str, devmem: int, cards: int, hami_core: bool) -> dict[str, Any]:
-    # The node also advertises the memory and core resources: volcano-py does not yet drop
-    # them from the resource fit as Volcano does (GetIgnoredDevices).
-    found = node(
-        name,
-        **{
-            f"huawei.com/{kind}": str(cards),
-            f"huawei.com/{kind}-memory": str(devmem * cards),
-            f"huawei.com/{kind}-core": str(100 * cards),
-        },
-    )
+    # Only the card count is advertised: the memory and core resources a pod asks are left
+    # out of the resource fit once the node registers the kind (GetIgnoredDevices).
+    found = node(name, **{f"huawei.com/{kind}": str(cards)})
     registered = [
         {"id": f"{name}-{i}", "count": 7, "devmem": devmem, "devcore": 20} for i in range(cards)
     ]

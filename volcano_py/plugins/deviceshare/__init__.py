@@ -33,6 +33,7 @@ asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``plugin`` 
 
 from __future__ import annotations
 
+from volcano_py.plugins.deviceshare.ignored import ignored_resources_rule
 from volcano_py.plugins.deviceshare.mindcluster_info import (
     INIT_PARAMS,
     INIT_PARAMS_ARGUMENTS,
@@ -47,12 +48,17 @@ from volcano_py.plugins.deviceshare.plugin import (
     new,
 )
 
+# What the scheduler asks of a plugin module besides ``new``: the device resources its
+# configuration makes Volcano leave out of resource counting (see ``ignored``).
+IGNORED_RESOURCES_RULE = ignored_resources_rule
+
 # The ``configurations`` entry deviceshare reads (MindCluster vNPU's ``init-params``).
 CONFIGURATION_ARGUMENTS = {INIT_PARAMS: DeclaredConfiguration(INIT_PARAMS_ARGUMENTS)}
 
 __all__ = [
     "ARGUMENTS",
     "CONFIGURATION_ARGUMENTS",
+    "IGNORED_RESOURCES_RULE",
     "PLUGIN_NAME",
     "REFUSED_ARGUMENTS",
     "UNSUPPORTED_ARGUMENTS",
