@@ -19,16 +19,22 @@ pod's bind annotations (``volcano.sh/gpu-index`` + ``volcano.sh/predicate-time``
 ``volcano.sh/vgpu-ids-new``, ``devices-to-allocate``, ``vgpu-node``, ``vgpu-time``,
 ``bind-time``, ``bind-phase``; vNPU's ``hami.io/<kind>-devices-allocated``,
 ``...-devices-to-allocate``, ``huawei.com/<kind>``, ``predicate-time`` and
-``hami.io/vgpu-node``, ``vgpu-time``, ``bind-time``, ``bind-phase``), and takes them back on
-deallocation.
+``hami.io/vgpu-node``, ``vgpu-time``, ``bind-time``, ``bind-phase``; MindCluster vNPU's
+``huawei.com/npu-core`` and ``predicate-time``), and takes them back on deallocation.
 
-Not ported, each named when configured: MindCluster's Ascend 310P vNPU
-(``deviceshare.AscendMindClusterVNPUEnable``), GPU exclusivity rules
+``deviceshare.AscendMindClusterVNPUEnable``: MindCluster's Ascend 310P vNPU (dynamic vir*
+templates of a chip's AI cores; bind annotations ``huawei.com/npu-core`` and
+``predicate-time``; its ``init-params`` configuration entry). With HAMi vNPU on, a registered
+kind's memory and ``-core`` resources are left out of resource counting (``ignored``).
+
+Not ported, each named when configured: GPU exclusivity rules
 (``deviceshare.GPUExclusiveRules``), the node lock (``deviceshare.NodeLockEnable``) and vGPU's
 MIG mode (such nodes are shared as hami-core).
 
 Modules: ``options`` (arguments), ``config`` (the device ConfigMap), ``requests`` (what a pod
-asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``plugin`` (the wiring).
+asks), ``gpushare``, ``vgpu``, ``ascend`` and ``mindcluster`` (one device kind each;
+``mindcluster_chips`` and ``mindcluster_info`` its node model and its ConfigMaps), ``ignored``
+(the resources left out of counting), ``plugin`` (the wiring).
 """
 
 from __future__ import annotations
