@@ -38,7 +38,7 @@ from volcano_py.api.types import TaskStatus
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event
-from volcano_py.plugins.deviceshare import new
+from volcano_py.plugins.deviceshare import mindcluster, new
 from volcano_py.plugins.deviceshare.mindcluster import MindClusterDevices, build_devices
 from volcano_py.plugins.deviceshare.mindcluster_chips import (
     VResource,
@@ -664,11 +664,31 @@ def test_mask_agrees_with_filter_node(
 ) -> None:
     nodes, running, task = scenario
     devices, _ = _session(nodes, running)
-    mask = devices.mask(task)
-    assert mask is not None
-    idle = devices.idle_cores()
-    for row, node in devices.nodes.items():
-        why, downgraded = filter_node(node, vnpu_ask(task), task.name, float(idle[row]))
-        assert bool(mask.passed[row]) == (why == ""), (row, why)
-        if why == "":
-            assert bool(devices.downgraded[task.key][row]) == downgraded
+    scalar_rows = mindcluster._SCALAR_ROWS
+    try:
+        _check_placements(devices, task)
+        # The changed rows read by the array operations too.
+        mindcluster._SCALAR_ROWS = 0
+        devices, _ = _session(nodes, running)
+        _check_placements(devices, task)
+    finally:
+        mindcluster._SCALAR_ROWS = scalar_rows
+
+
+def _check_placements(devices: MindClusterDevices, task: TaskInfo) -> None:
+    for step in range(3):
+        # The same ask again after each placement: the mask is then read again only on the
+        # rows the placement changed.
+        asking = vnpu_task(f"asking-{step}", vnpu_ask(task).cores, task.pod["metadata"]["labels"])
+        mask = devices.mask(asking)
+        assert mask is not None
+        idle = devices.idle_cores()
+        for row, node in devices.nodes.items():
+            why, downgraded = filter_node(node, vnpu_ask(asking), asking.name, float(idle[row]))
+            assert bool(mask.passed[row]) == (why == ""), (step, row, why)
+            if why == "":
+                assert bool(devices.downgraded[asking.key][row]) == downgraded
+        passing = [int(r) for r in np.flatnonzero(mask.passed)]
+        if not passing:
+            return
+        devices.allocate(asking, passing[0], step)

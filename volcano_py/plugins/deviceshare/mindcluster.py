@@ -68,6 +68,7 @@ from volcano_py.plugins.deviceshare.mindcluster_chips import (
     VnpuNode,
     VResource,
     build_node,
+    chip_filter,
     downgrade,
     filter_node,
     vnpu_ask,
@@ -78,10 +79,14 @@ from volcano_py.plugins.deviceshare.mindcluster_info import (
     NodeDeviceInfo,
     merged_annotations,
     node_device_info,
-    read_config_maps,
+    read_config_maps_cached,
 )
 
 log = logging.getLogger(__name__)
+
+# Up to this many rows changed since a mask was cached, they are read one by one (the
+# scalar reading costs less than the array operations' overhead then).
+_SCALAR_ROWS = 4
 
 # What the plugin reads from here.
 __all__ = ["ANNOTATION_KEYS", "NPU_CORE", "MindClusterDevices", "build_devices"]
@@ -138,6 +143,8 @@ class MindClusterDevices:
         # Task key -> the rows where the pod was downgraded this session (``DowngradeCache``).
         self.downgraded: dict[str, BoolArray] = {}
         self.version = 0
+        # The row each change touched, in order: ``version`` indexes it.
+        self._changed_rows: list[int] = []
         self._masks: dict[tuple[Any, ...], tuple[int, BoolArray, BoolArray]] = {}
         for row, node in self.nodes.items():
             if node.valid:
@@ -177,6 +184,7 @@ class MindClusterDevices:
             self.sole[row] = MIXED_TEMPLATES
         else:
             self.sole[row] = TEMPLATE_CODES.get(sole, len(TEMPLATE_CODES))
+        self._changed_rows.append(row)
         self.version += 1
 
     def _count_existing(self, task: TaskInfo, row: int) -> None:
@@ -263,50 +271,56 @@ class MindClusterDevices:
 
     # ---- filter, vectorised
 
-    def _chip_meets(self, core: IntArray, cpu: IntArray, dvpp: IntArray) -> BoolArray:
-        """``isChipMeetResReq`` of every chip for a per-node request (``[N]`` each)."""
+    def _chip_meets(self, rows: Any, core: IntArray, cpu: IntArray, dvpp: IntArray) -> BoolArray:
+        """``isChipMeetResReq`` of every chip of ``rows`` for a per-node request."""
         c, p, d = core[:, None], cpu[:, None], dvpp[:, None]
-        meets: BoolArray = self.exists & (self.free_core >= c) & (self.free_cpu >= p)
-        grouped = self.is_310p & self.segment
-        meets &= ~(grouped & (self.vgroups == 3) & (c >= 4))
-        meets &= ~(grouped & (self.vgroups == 4) & (c >= 2))
+        free_dvpp = self.free_dvpp[rows]
+        meets: BoolArray = self.exists[rows] & (self.free_core[rows] >= c)
+        meets &= self.free_cpu[rows] >= p
+        grouped = self.is_310p[rows] & self.segment[rows]
+        vgroups = self.vgroups[rows]
+        meets &= ~(grouped & (vgroups == 3) & (c >= 4))
+        meets &= ~(grouped & (vgroups == 4) & (c >= 2))
         on, null, off = DVPP_CODES[DVPP_ON], DVPP_CODES[DVPP_NULL], DVPP_CODES[DVPP_OFF]
-        meets &= ~((d == on) & (self.free_dvpp != on))
-        meets &= ~((d == null) & (self.free_dvpp == off))
+        meets &= ~((d == on) & (free_dvpp != on))
+        meets &= ~((d == null) & (free_dvpp == off))
         return meets
 
-    def _chip_passes(self, ask: VnpuAsk) -> tuple[BoolArray, BoolArray]:
-        """Per node, the part of the filter that depends on the chips: (passes, downgraded),
-        idle cores and PreSeparate aside."""
-        size = len(self.valid)
-        per_chip = self.cores_per_chip
-        whole = (per_chip != 0) & (ask.cores % np.where(per_chip == 0, 1, per_chip) == 0)
-        safe_total = np.where(self.total_core == 0, 1, self.total_core)
+    def _chip_passes(self, ask: VnpuAsk, rows: Any = slice(None)) -> tuple[BoolArray, BoolArray]:
+        """Per node of ``rows``, the part of the filter that depends on the chips: (passes,
+        downgraded), idle cores and PreSeparate aside."""
+        per_chip = self.cores_per_chip[rows]
+        total_core, total_cpu = self.total_core[rows], self.total_cpu[rows]
+        exists, free_core = self.exists[rows], self.free_core[rows]
+        size = len(per_chip)
+        whole = whole_request(np.full(size, ask.cores), per_chip)
+        safe_total = np.where(total_core == 0, 1, total_core)
         seg = ask.segment
         seg_dvpp = DVPP_CODES.get(seg.dvpp, OTHER_DVPP)
         core = np.where(whole, ask.cores, seg.aicore)
-        cpu = np.where(whole, ask.cores * self.total_cpu // safe_total, seg.aicpu)
+        cpu = np.where(whole, ask.cores * total_cpu // safe_total, seg.aicpu)
         dvpp = np.where(whole, DVPP_CODES[DVPP_NULL], seg_dvpp)
-        initialised = self.total_core != 0
+        initialised = total_core != 0
         # ``GetPodResource`` on a node not set up: an empty request.
         core = np.where(initialised, core, 0)
         cpu = np.where(initialised, cpu, 0)
         dvpp = np.where(initialised, dvpp, OTHER_DVPP)
         # Where the filter gets as far as the downgrade (``CheckNodeNPUByDyPod``).
-        ok: BoolArray = self.valid.copy()
+        ok: BoolArray = self.valid[rows].copy()
         if ask.dvpp_error:
             ok &= whole | ~initialised
-        total_enough = (np.where(self.exists, self.free_core, 0).sum(axis=1) >= core) & (
-            np.where(self.exists, self.free_cpu, 0).sum(axis=1) >= cpu
+        total_enough = (np.where(exists, free_core, 0).sum(axis=1) >= core) & (
+            np.where(exists, self.free_cpu[rows], 0).sum(axis=1) >= cpu
         )
-        meets = self._chip_meets(core, cpu, dvpp)
-        whole_free = (self.exists & ~self.segment & (self.free_core != 0)).sum(axis=1)
-        req_whole = whole_request(core, per_chip)
+        meets = self._chip_meets(rows, core, cpu, dvpp)
+        whole_free = (exists & ~self.segment[rows] & (free_core != 0)).sum(axis=1)
         chips_needed = core // np.where(per_chip == 0, 1, per_chip)
         chip_enough = np.where(
-            req_whole,
+            whole_request(core, per_chip),
             chips_needed <= whole_free,
-            (meets & ~self.unstable).any(axis=1) if self.width else np.zeros(size, dtype=bool),
+            (meets & ~self.unstable[rows]).any(axis=1)
+            if self.width
+            else np.zeros(size, dtype=bool),
         )
         not_meet = ~total_enough | ~chip_enough
         can = ((core == 2) & (cpu == 2)) | (
@@ -322,7 +336,8 @@ class MindClusterDevices:
                 & (dvpp == DVPP_CODES[resource.dvpp])
             )
             code = np.where(match, TEMPLATE_CODES[name], code)
-        ok &= (self.sole == NO_TEMPLATE) | ((code >= 0) & (self.sole == code))
+        sole = self.sole[rows]
+        ok &= (sole == NO_TEMPLATE) | ((code >= 0) & (sole == code))
         return ok, down
 
     def mask(self, task: TaskInfo) -> NodeMask | None:
@@ -331,11 +346,23 @@ class MindClusterDevices:
             return None
         key = (ask.cores, ask.segment, ask.dvpp_error)
         cached = self._masks.get(key)
-        if cached is not None and cached[0] == self.version:
+        if cached is None:
+            chips_ok, down = self._chip_passes(ask)
+        elif cached[0] == self.version:
             _, chips_ok, down = cached
         else:
-            chips_ok, down = self._chip_passes(ask)
-            self._masks[key] = (self.version, chips_ok, down)
+            # Only the rows placements changed since (usually one) are read again.
+            _, chips_ok, down = cached
+            chips_ok, down = chips_ok.copy(), down.copy()
+            dirty = sorted(set(self._changed_rows[cached[0] :]))
+            if len(dirty) <= _SCALAR_ROWS:
+                for row in dirty:
+                    why, downgraded = chip_filter(self.nodes[row], ask, task.name)
+                    chips_ok[row], down[row] = why == "", downgraded
+            else:
+                rows = np.fromiter(dirty, dtype=np.intp, count=len(dirty))
+                chips_ok[rows], down[rows] = self._chip_passes(ask, rows)
+        self._masks[key] = (self.version, chips_ok, down)
         idle = self.idle_cores()
         passed: BoolArray = chips_ok & ~self.pre_separate & (np.floor(idle / 1000) >= ask.cores)
         # Upstream records a downgrade on every node its filter reached it on.
@@ -392,6 +419,7 @@ def build_devices(
     config_maps: Mapping[str, Mapping[str, Any]],
     params: InitParams,
     now: int,
+    memo: dict[str, Any] | None = None,
 ) -> MindClusterDevices:
     """``initializeDevicesWithSession``: every node with ``npu-core`` capacity, set up from its
     labels, its annotations with MindCluster's device info over them, and its pods."""
@@ -401,7 +429,9 @@ def build_devices(
         rows = [int(r) for r in np.flatnonzero(matrix.capacity[: len(node_list), column] > 0)]
     nodes: dict[int, VnpuNode] = {}
     if rows:
-        info = read_config_maps(config_maps, params.use_cluster_d)
+        info = read_config_maps_cached(
+            memo if memo is not None else {}, config_maps, params.use_cluster_d
+        )
         for row in rows:
             node = node_list[row]
             raw = node.node or {}

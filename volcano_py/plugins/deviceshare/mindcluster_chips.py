@@ -8,8 +8,8 @@ the behaviour as a whole.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any, Final, NamedTuple
 
 from volcano_py.api.quantity import QuantityError, quantity_value
 from volcano_py.api.task import TaskInfo
@@ -41,19 +41,22 @@ NOT_HOLDING: Final = frozenset({TaskStatus.RELEASING, TaskStatus.PIPELINED})
 ANNOTATION_KEYS: Final = (PREDICATE_TIME, NPU_CORE)
 
 
-@dataclass(frozen=True, slots=True)
-class VResource:
-    """AI cores, AI CPUs and the DVPP state (``VResource``); arithmetic leaves DVPP alone."""
+class VResource(NamedTuple):
+    """AI cores, AI CPUs and the DVPP state (``VResource``); arithmetic leaves DVPP alone.
+    (A tuple: sessions make many, and a tuple is the cheapest immutable value to make.)"""
 
     aicore: int = 0
     aicpu: int = 0
     dvpp: str = ""
 
     def add(self, other: VResource) -> VResource:
-        return replace(self, aicore=self.aicore + other.aicore, aicpu=self.aicpu + other.aicpu)
+        return VResource(self.aicore + other.aicore, self.aicpu + other.aicpu, self.dvpp)
 
     def sub(self, other: VResource) -> VResource:
-        return replace(self, aicore=self.aicore - other.aicore, aicpu=self.aicpu - other.aicpu)
+        return VResource(self.aicore - other.aicore, self.aicpu - other.aicpu, self.dvpp)
+
+    def with_dvpp(self, dvpp: str) -> VResource:
+        return VResource(self.aicore, self.aicpu, dvpp)
 
     def be_greater(self, other: VResource) -> bool:
         """``BeGreater``: at least ``other`` in both counts."""
@@ -208,9 +211,9 @@ def can_downgrade(request: VResource) -> bool:
 def downgrade(request: VResource) -> VResource:
     """``downgradeTaskAICPU``: one AI CPU less for 2 and 4 cores."""
     if request.aicore == 2:
-        return replace(request, aicpu=1)
+        return VResource(request.aicore, 1, request.dvpp)
     if request.aicore == 4:
-        return replace(request, aicpu=3)
+        return VResource(request.aicore, 3, request.dvpp)
     return request
 
 
@@ -258,19 +261,19 @@ class VChip:
     def update_dvpp(self, dvpp: str) -> None:
         """``UpdateDVPP``."""
         if dvpp == DVPP_ON:
-            self.used = replace(self.used, dvpp=DVPP_ON)
-            self.free = replace(self.free, dvpp=DVPP_OFF)
+            self.used = self.used.with_dvpp(DVPP_ON)
+            self.free = self.free.with_dvpp(DVPP_OFF)
         if dvpp == DVPP_OFF and self.used.dvpp == DVPP_OFF:
-            self.free = replace(self.free, dvpp=DVPP_ON)
+            self.free = self.free.with_dvpp(DVPP_ON)
         if dvpp == DVPP_NULL and self.used.dvpp != DVPP_ON:
-            self.used = replace(self.used, dvpp=DVPP_NULL)
-            self.free = replace(self.free, dvpp=DVPP_NULL)
+            self.used = self.used.with_dvpp(DVPP_NULL)
+            self.free = self.free.with_dvpp(DVPP_NULL)
 
     def reset_dvpp(self, dvpp: str) -> None:
         """``ResetDVPP``."""
         if dvpp == DVPP_ON:
-            self.used = replace(self.used, dvpp=DVPP_OFF)
-            self.free = replace(self.free, dvpp=DVPP_ON)
+            self.used = self.used.with_dvpp(DVPP_OFF)
+            self.free = self.free.with_dvpp(DVPP_ON)
 
 
 def new_chip(kind: str, chip_id: int, total: VResource) -> VChip:
@@ -278,9 +281,9 @@ def new_chip(kind: str, chip_id: int, total: VResource) -> VChip:
     return VChip(
         chip_id,
         kind,
-        replace(total, dvpp=DVPP_OFF),
+        total.with_dvpp(DVPP_OFF),
         VResource(0, 0, DVPP_OFF),
-        replace(total, dvpp=DVPP_ON),
+        total.with_dvpp(DVPP_ON),
     )
 
 
@@ -579,6 +582,11 @@ def filter_node(node: VnpuNode, ask: VnpuAsk, pod_name: str, idle_cores: float) 
         return f"node is {PRE_SEPARATE}, due to nodeD reported node status", False
     if int(idle_cores / 1000) < ask.cores:
         return f"node not meet task request {NPU_CORE}:{ask.cores}", False
+    return chip_filter(node, ask, pod_name)
+
+
+def chip_filter(node: VnpuNode, ask: VnpuAsk, pod_name: str) -> tuple[str, bool]:
+    """``CheckNodeNPUByPod``: the part of the filter the node's chips and pods decide."""
     request = node.pod_resource(ask)
     if isinstance(request, str):
         return request, False

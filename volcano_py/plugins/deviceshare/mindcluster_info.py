@@ -272,6 +272,26 @@ def _read_device_plugin(
         )
 
 
+def read_config_maps_cached(
+    memo: dict[str, Any], config_maps: Mapping[str, Mapping[str, Any]], use_cluster_d: bool
+) -> ClusterDeviceInfo:
+    """``read_config_maps``, read again only when a ConfigMap changed (``memo``: kept from
+    one session to the next)."""
+    objects = tuple(config_maps.items())
+    seen = memo.get("read")
+    if (
+        seen is not None
+        and seen[0] == use_cluster_d
+        and len(seen[1]) == len(objects)
+        and all(k == k2 and v is v2 for (k, v), (k2, v2) in zip(seen[1], objects, strict=True))
+    ):
+        found: ClusterDeviceInfo = seen[2]
+        return found
+    found = read_config_maps(config_maps, use_cluster_d)
+    memo["read"] = (use_cluster_d, objects, found)
+    return found
+
+
 # ---- the available-card list (third_party/mindcluster/common/util)
 
 
@@ -377,8 +397,9 @@ def node_device_info(
         held.update(unhealthy_devices(info.device_list)[1])
         held.update(recovering_devices(info.device_list)[1])
         devices[available_key] = ",".join(sorted(set(node_cards) - held))
-        # Upstream stamps the list "now" so that it is applied.
-        update_time = now
+        # Upstream stamps the list with the wall clock, so that it is applied (a clock that
+        # starts at 0, as a test's may, must not keep it out).
+        update_time = max(now, 1)
     return NodeDeviceInfo(devices, update_time)
 
 

@@ -131,6 +131,7 @@ class DeviceSharePlugin:
                 ssn.mindcluster_config_maps,
                 InitParams.from_arguments(ssn.conf.configurations.get(INIT_PARAMS, {})),
                 int(ssn.now),
+                memory.setdefault("mindcluster config maps", {}),
             )
         if (
             self.gpushare is None
