@@ -270,6 +270,7 @@ def mindx_job() -> dict[str, Any]:
             "minAvailable": 1,
             "schedulerName": "volcano",
             "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+            "plugins": {"ssh": [], "env": [], "svc": []},
             "maxRetry": 3,
             "queue": "default",
             "tasks": [
@@ -284,6 +285,8 @@ def mindx_job() -> dict[str, Any]:
                                 {
                                     "name": "resnet50infer",
                                     "image": "mindie",
+                                    "imagePullPolicy": "IfNotPresent",
+                                    "securityContext": {"privileged": False},
                                     "command": ["/bin/bash", "-c", "tail -f /dev/null"],
                                     "resources": {
                                         "requests": {"huawei.com/npu-core": "8"},

@@ -692,3 +692,28 @@ def _check_placements(devices: MindClusterDevices, task: TaskInfo) -> None:
         if not passing:
             return
         devices.allocate(asking, passing[0], step)
+
+
+def test_init_params_is_a_known_configuration(caplog: pytest.LogCaptureFixture) -> None:
+    """``init-params``: the switches Volcano reads (strings or booleans, as its string map
+    holds them); ``grace-over-time``, which only MindCluster's own plugin reads, is named."""
+    from volcano_py.framework.conf_check import load_conf
+    from volcano_py.scheduler.registry import PluginRegistry
+
+    warnings: list[str] = []
+    conf = load_conf(
+        "actions: allocate\ntiers:\n- plugins:\n  - name: deviceshare\n"
+        "configurations:\n- name: init-params\n  arguments: {grace-over-time: '900',"
+        " presetVirtualDevice: 'false', useClusterInfoManager: false}\n",
+        PluginRegistry(),
+        emit=warnings.append,
+    )
+    assert warnings == [
+        "volcano-scheduler.conf: configurations (name 'init-params'): unknown configuration"
+        " argument 'grace-over-time'; ignored"
+    ]
+    params = InitParams.from_arguments(conf.configurations["init-params"])
+    assert params == InitParams(use_cluster_d=False, self_maintain_available_card=True)
+    with caplog.at_level("WARNING"):
+        assert InitParams.from_arguments({"presetVirtualDevice": "true"}).preset_virtual_device
+    assert "presetVirtualDevice: true (static vNPUs) has no effect" in caplog.text

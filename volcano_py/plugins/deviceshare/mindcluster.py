@@ -192,7 +192,7 @@ class MindClusterDevices:
         (counted on the chips when the node was built) kept for its release."""
         if task.status in NOT_HOLDING or not vnpu_ask(task).requested:
             return
-        allocation = _own_annotations(task).get(NPU_CORE)
+        allocation = task.pod_annotations.get(NPU_CORE)
         if not isinstance(allocation, str):
             return
         node = self.nodes[row]

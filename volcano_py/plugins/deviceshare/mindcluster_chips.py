@@ -533,8 +533,9 @@ def _chip_ids(annotations: Mapping[str, str], kind: str, suffix: str) -> list[in
 
 
 def _count_running_pod(node: VnpuNode, task: TaskInfo, chip_total: VResource) -> None:
-    """``addNPUResource``: what a pod on the node holds, from its annotations."""
-    annotations = mapping(mapping(task.pod.get("metadata")).get("annotations"))
+    """``addNPUResource``: what a pod on the node holds, from its annotations (those the
+    scheduler bound it with included, before the pod's update shows them)."""
+    annotations = task.pod_annotations
     allocation = annotations.get(NPU_CORE)
     if not isinstance(allocation, str):
         return
