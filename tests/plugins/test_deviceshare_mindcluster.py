@@ -717,3 +717,42 @@ def test_init_params_is_a_known_configuration(caplog: pytest.LogCaptureFixture) 
     with caplog.at_level("WARNING"):
         assert InitParams.from_arguments({"presetVirtualDevice": "true"}).preset_virtual_device
     assert "presetVirtualDevice: true (static vNPUs) has no effect" in caplog.text
+
+
+def test_a_node_unchanged_since_the_last_session_is_not_built_again() -> None:
+    """The node kept from one session is shared until a session changes it (then copied),
+    and built again once its pods change."""
+    running = vnpu_task(
+        "a",
+        2,
+        annotations={"huawei.com/npu-core": "0-vir02_1c", "huawei.com/AscendReal": "r"},
+        node="n",
+    )
+    matrix = NodeMatrix()
+    info = NodeInfo(name="n", matrix=matrix, row=matrix.add_row())
+    info.set_node(_node("n", 2))
+    info.add_task(running)
+    memo: dict[str, Any] = {}
+    first = build_devices([info], matrix, {}, InitParams(), 1, memo)
+    second = build_devices([info], matrix, {}, InitParams(), 2, memo)
+    assert second.nodes[0] is first.nodes[0]
+    task = vnpu_task("b", 2)
+    assert second.allocate(task, 0, 3) == ""
+    # The session changed its own copy, not the kept node.
+    assert second.nodes[0] is not first.nodes[0]
+    assert first.nodes[0].chips[0].free.aicore == 6
+    assert second.nodes[0].chips[0].free.aicore == 4
+    third = build_devices([info], matrix, {}, InitParams(), 4, memo)
+    assert third.nodes[0] is first.nodes[0] and third.nodes[0].chips[0].free.aicore == 6
+    # A pod that changes (a new object) builds the node again.
+    info.remove_task(running)
+    moved = vnpu_task(
+        "a",
+        2,
+        annotations={"huawei.com/npu-core": "1-vir02_1c", "huawei.com/AscendReal": "r"},
+        node="n",
+    )
+    info.add_task(moved)
+    fourth = build_devices([info], matrix, {}, InitParams(), 5, memo)
+    assert fourth.nodes[0] is not first.nodes[0]
+    assert fourth.nodes[0].chips[0].free.aicore == 8 and fourth.nodes[0].chips[1].free.aicore == 6

@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -59,6 +59,7 @@ from volcano_py.plugins.deviceshare.mindcluster_chips import (
     NPU_CORE,
     OTHER_DVPP,
     PREDICATE_TIME,
+    REAL_USE,
     SCORE,
     TEMPLATE_BY_RESOURCE,
     TEMPLATE_CODES,
@@ -146,6 +147,8 @@ class MindClusterDevices:
         # The row each change touched, in order: ``version`` indexes it.
         self._changed_rows: list[int] = []
         self._masks: dict[tuple[Any, ...], tuple[int, BoolArray, BoolArray]] = {}
+        # Rows whose node this session copied (the others are shared with the memo).
+        self._owned: set[int] = set()
         for row, node in self.nodes.items():
             if node.valid:
                 for task in node_list[row].tasks.values():
@@ -188,16 +191,14 @@ class MindClusterDevices:
         self.version += 1
 
     def _count_existing(self, task: TaskInfo, row: int) -> None:
-        """A pod already on the node: its template (``ConCache``), and what it holds
-        (counted on the chips when the node was built) kept for its release."""
+        """A pod already on the node: what it holds (counted on the chips, and its template,
+        when the node was built) kept for its release."""
         if task.status in NOT_HOLDING or not vnpu_ask(task).requested:
             return
         allocation = task.pod_annotations.get(NPU_CORE)
         if not isinstance(allocation, str):
             return
         node = self.nodes[row]
-        parts = allocation.split("-")
-        node.templates.setdefault(parts[1] if len(parts) == 2 else "", set()).add(task.key)
         resource = node.pod_resource(vnpu_ask(task))
         self.holders[task.key] = Holding(
             row, allocation, resource if isinstance(resource, VResource) else VResource()
@@ -237,8 +238,15 @@ class MindClusterDevices:
         self.hold(task, row, allocation, resource)
         return ""
 
+    def _own(self, row: int) -> VnpuNode:
+        """The row's node, copied from the one kept across sessions before its first change."""
+        if row not in self._owned:
+            self.nodes[row] = self.nodes[row].copy()
+            self._owned.add(row)
+        return self.nodes[row]
+
     def hold(self, task: TaskInfo, row: int, allocation: str, resource: VResource) -> None:
-        self.nodes[row].add_use(task.key, allocation, resource)
+        self._own(row).add_use(task.key, allocation, resource)
         self.holders[task.key] = Holding(row, allocation, resource)
         self._mirror(row)
 
@@ -257,7 +265,7 @@ class MindClusterDevices:
         held = self.holders.pop(key, None)
         if held is None:
             return False
-        self.nodes[held.row].remove_use(key, held.allocation, held.resource)
+        self._own(held.row).remove_use(key, held.allocation, held.resource)
         self._mirror(held.row)
         return True
 
@@ -413,6 +421,28 @@ def _own_annotations(task: TaskInfo) -> Mapping[str, Any]:
     return mapping(mapping(task.pod.get("metadata")).get("annotations"))
 
 
+_NO_DEVICE_INFO: Final = NodeDeviceInfo()
+
+
+def _pods_signature(tasks: Sequence[TaskInfo]) -> tuple[tuple[Any, ...], ...]:
+    """What of the node's pods goes into its chips: each pod object, status and the
+    annotations the scheduler bound it with."""
+    return tuple(
+        (t.pod, t.status, t.pod_annotations.get(NPU_CORE), t.pod_annotations.get(REAL_USE))
+        for t in tasks
+    )
+
+
+def _same(kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """The signature of a node built before equals this one (objects by identity)."""
+    if kept[0] is not now[0] or kept[1] is not now[1] or kept[2:5] != now[2:5]:
+        return False
+    old_pods, new_pods = kept[5], now[5]
+    return len(old_pods) == len(new_pods) and all(
+        a[0] is b[0] and a[1:] == b[1:] for a, b in zip(old_pods, new_pods, strict=True)
+    )
+
+
 def build_devices(
     node_list: Sequence[NodeInfo],
     matrix: NodeMatrix,
@@ -422,31 +452,47 @@ def build_devices(
     memo: dict[str, Any] | None = None,
 ) -> MindClusterDevices:
     """``initializeDevicesWithSession``: every node with ``npu-core`` capacity, set up from its
-    labels, its annotations with MindCluster's device info over them, and its pods."""
+    labels, its annotations with MindCluster's device info over them, and its pods.
+    ``memo`` (kept from one session to the next): a node whose object, device info and pods
+    are those of an earlier session is not built again."""
+    memo = memo if memo is not None else {}
+    built: dict[str, tuple[tuple[Any, ...], VnpuNode]] = memo.setdefault("nodes", {})
     column = matrix.index.columns.get(NPU_CORE)
     rows: list[int] = []
     if column is not None and matrix.size:
         rows = [int(r) for r in np.flatnonzero(matrix.capacity[: len(node_list), column] > 0)]
     nodes: dict[int, VnpuNode] = {}
     if rows:
-        info = read_config_maps_cached(
-            memo if memo is not None else {}, config_maps, params.use_cluster_d
-        )
+        assert column is not None
+        info = read_config_maps_cached(memo, config_maps, params.use_cluster_d)
         for row in rows:
             node = node_list[row]
             raw = node.node or {}
             tasks = list(node.tasks.values())
+            capacity = float(matrix.capacity[row, column])
+            devices = info.devices.get(node.name, _NO_DEVICE_INFO)
+            status = info.node_status.get(node.name, "")
+            signature = (
+                raw,
+                devices,
+                status,
+                capacity,
+                params.self_maintain_available_card,
+                _pods_signature(tasks),
+            )
+            kept = built.get(node.name)
+            if kept is not None and _same(kept[0], signature):
+                nodes[row] = kept[1]
+                continue
             own = mapping(mapping(raw.get("metadata")).get("annotations"))
             device_info = node_device_info(
-                info.devices.get(node.name, NodeDeviceInfo()),
-                own,
-                tasks,
-                params.self_maintain_available_card,
-                now,
+                devices, own, tasks, params.self_maintain_available_card, now
             )
-            annotations = merged_annotations(own, device_info, info.node_status.get(node.name, ""))
-            assert column is not None
-            nodes[row] = build_node(
-                node.name, raw, float(matrix.capacity[row, column]), annotations, tasks
-            )
+            annotations = merged_annotations(own, device_info, status)
+            nodes[row] = build_node(node.name, raw, capacity, annotations, tasks)
+            built[node.name] = (signature, nodes[row])
+        if len(built) > 2 * len(rows):
+            current = {node_list[row].name for row in rows}
+            for name in [name for name in built if name not in current]:
+                del built[name]
     return MindClusterDevices(node_list, nodes, matrix)

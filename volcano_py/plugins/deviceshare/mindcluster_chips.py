@@ -306,6 +306,27 @@ class VnpuNode:
     # Template -> pods (task keys) holding it (``ConCache``; "" for whole chips).
     templates: dict[str, set[str]] = field(default_factory=dict)
 
+    def copy(self) -> VnpuNode:
+        """A copy the session may change (chips and templates its own)."""
+        chips = {
+            i: VChip(c.id, c.kind, c.total, c.used, c.free, c.segment, c.unstable, list(c.real_ids))
+            for i, c in self.chips.items()
+        }
+        templates = {name: set(keys) for name, keys in self.templates.items()}
+        found = VnpuNode(self.name, self.annotations, self.valid, self.why_invalid)
+        found.chip_kind, found.chip_type, found.server_type = (
+            self.chip_kind,
+            self.chip_type,
+            self.server_type,
+        )
+        found.cores_per_chip, found.total, found.chip_count = (
+            self.cores_per_chip,
+            self.total,
+            self.chip_count,
+        )
+        found.chips, found.unhealthy, found.templates = chips, self.unhealthy, templates
+        return found
+
     @property
     def pre_separate(self) -> bool:
         return self.annotations.get(NODED_STATUS) == PRE_SEPARATE
@@ -516,6 +537,13 @@ def build_node(
     for task in tasks:
         if any(HW_PREFIX in resource for resource in task.resreq.scalar_resources):
             _count_running_pod(found, task, chip_total)
+        if task.status not in NOT_HOLDING and vnpu_ask(task).requested:
+            # ``ConCache``: the template each vNPU pod holds ("" for whole chips).
+            allocation = task.pod_annotations.get(NPU_CORE)
+            if isinstance(allocation, str):
+                parts = allocation.split("-")
+                template = parts[1] if len(parts) == 2 else ""
+                found.templates.setdefault(template, set()).add(task.key)
     found.valid = True
     return found
 
