@@ -21,6 +21,7 @@ MODULES: tuple[str, ...] = (
     "forecast",
     "numa",
     "deviceshare",
+    "vnpu",
     "topology",
     "strict_input",
 )

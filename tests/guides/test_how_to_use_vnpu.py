@@ -2,8 +2,12 @@
 device ConfigMap named by ``KnownGeometriesCM*``, a pod asking one vNPU with part of a card's
 memory gets the smallest template holding it; several cards are given whole (memory left out);
 a ``huawei.com/vnpu-mode: hami-core`` pod gets exactly its memory and AI-core percent on a node
-that runs hami-vnpu-core. (The MindCluster mode, ``AscendMindClusterVNPUEnable``, is not
-ported: it is named as without effect.)"""
+that runs hami-vnpu-core.
+
+MindCluster mode (``deviceshare.AscendMindClusterVNPUEnable``): the guide's Job asking 8 AI
+cores of a 310P gets a whole chip (``huawei.com/npu-core: "0"``); pods asking fewer cores get a
+template chosen by their ``vnpu-level``/``vnpu-dvpp`` labels on the least free chip, a node
+only takes pods of the template its pods already hold, and a bad ``vnpu-dvpp`` is refused."""
 
 from __future__ import annotations
 
@@ -75,16 +79,9 @@ def device_config_map() -> dict[str, Any]:
 
 
 def npu_node(name: str, kind: str, devmem: int, cards: int, hami_core: bool) -> dict[str, Any]:
-    # The node also advertises the memory and core resources: volcano-py does not yet drop
-    # them from the resource fit as Volcano does (GetIgnoredDevices).
-    found = node(
-        name,
-        **{
-            f"huawei.com/{kind}": str(cards),
-            f"huawei.com/{kind}-memory": str(devmem * cards),
-            f"huawei.com/{kind}-core": str(100 * cards),
-        },
-    )
+    # Only the card count is advertised: the memory and core resources a pod asks are left
+    # out of the resource fit once the node registers the kind (GetIgnoredDevices).
+    found = node(name, **{f"huawei.com/{kind}": str(cards)})
     registered = [
         {"id": f"{name}-{i}", "count": 7, "devmem": devmem, "devcore": 20} for i in range(cards)
     ]
@@ -162,3 +159,186 @@ def test_hami_mode(tmp_path: Path) -> None:
     assert allocated("core-pod", "Ascend310P").endswith(",Ascend310P,4096,90:;")
     assert json.loads(core["annotations"]["huawei.com/Ascend310P"])[0]["core"] == 90
     assert core["annotations"]["hami.io/bind-phase"] == "allocating"
+
+
+# ---- MindCluster mode (``deviceshare.AscendMindClusterVNPUEnable``)
+
+MINDCLUSTER_CONF = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: predicates
+  - name: deviceshare
+    arguments:
+      deviceshare.AscendMindClusterVNPUEnable: true
+configurations:
+- name: init-params
+  arguments: {"presetVirtualDevice": "false"}
+"""
+
+
+def atlas_node(name: str, chips: int, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """An Atlas inference node: 8 AI cores per 310P chip, labelled as MindCluster's device
+    plugin labels it, its cards listed in ``baseDeviceInfos``."""
+    found = node(
+        name,
+        labels={
+            "accelerator": "huawei-Ascend310P",
+            "servertype": "Ascend310P-8",
+            "node.kubernetes.io/npu.chip.name": "310P3",
+            **(labels or {}),
+        },
+        **{"huawei.com/npu-core": str(8 * chips), "huawei.com/Ascend310P": str(chips)},
+    )
+    cards = {f"Ascend310P-{i}": {"IP": "", "SuperDeviceID": 0} for i in range(chips)}
+    found["metadata"]["annotations"] = {"baseDeviceInfos": json.dumps(cards)}
+    return found
+
+
+def cluster_device_info(chips_per_node: dict[str, int]) -> dict[str, Any]:
+    """ClusterD's device-info ConfigMap: every node's healthy cards."""
+    name = "cluster-info-device-0"
+    infos = {
+        f"mindx-dl-deviceinfo-{node_name}": {
+            "DeviceList": {
+                "huawei.com/Ascend310P": ",".join(f"Ascend310P-{i}" for i in range(chips)),
+                "huawei.com/Ascend310P-Unhealthy": "",
+            },
+            "UpdateTime": 1700000000,
+        }
+        for node_name, chips in chips_per_node.items()
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": "mindx-dl",
+            "labels": {"mx-consumer-volcano": "true"},
+        },
+        "data": {name: json.dumps(infos)},
+    }
+
+
+def vnpu_pod(
+    name: str, cores: int, labels: dict[str, str] | None = None, host: str | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": "volcano",
+        "containers": [
+            {
+                "name": "infer",
+                "image": "mindie",
+                "resources": {
+                    "requests": {"huawei.com/npu-core": str(cores)},
+                    "limits": {"huawei.com/npu-core": str(cores)},
+                },
+            }
+        ],
+    }
+    if host is not None:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": host}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "vnpu",
+            "labels": {"ring-controller.atlas": "ascend-310P", **(labels or {})},
+        },
+        "spec": spec,
+    }
+
+
+def mindx_job() -> dict[str, Any]:
+    """The guide's Job: one whole 310P chip (8 AI cores)."""
+    labels = {
+        "app": "infers",
+        "ring-controller.atlas": "ascend-310P",
+        "vnpu-dvpp": "null",
+        "vnpu-level": "low",
+    }
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {
+            "name": "mindx-dls",
+            "namespace": "vnpu",
+            "labels": {"ring-controller.atlas": "ascend-310P"},
+        },
+        "spec": {
+            "minAvailable": 1,
+            "schedulerName": "volcano",
+            "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+            "plugins": {"ssh": [], "env": [], "svc": []},
+            "maxRetry": 3,
+            "queue": "default",
+            "tasks": [
+                {
+                    "name": "default-test",
+                    "replicas": 1,
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {
+                            "schedulerName": "volcano",
+                            "containers": [
+                                {
+                                    "name": "resnet50infer",
+                                    "image": "mindie",
+                                    "imagePullPolicy": "IfNotPresent",
+                                    "securityContext": {"privileged": False},
+                                    "command": ["/bin/bash", "-c", "tail -f /dev/null"],
+                                    "resources": {
+                                        "requests": {"huawei.com/npu-core": "8"},
+                                        "limits": {"huawei.com/npu-core": "8"},
+                                    },
+                                }
+                            ],
+                            "nodeSelector": {"host-arch": "huawei-arm"},
+                        },
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_mindcluster_mode(tmp_path: Path) -> None:
+    objects = [
+        conf_map(MINDCLUSTER_CONF),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "vnpu"}},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "mindx-dl"}},
+        cluster_device_info({"arm": 2, "duo": 2}),
+        atlas_node("arm", 2, {"host-arch": "huawei-arm"}),
+        atlas_node("duo", 2),
+        mindx_job(),
+        # (Pods are taken in name order.) "2 / null / low": vir02_1c; two of them share the
+        # least free chip.
+        vnpu_pod("a-low", 2, host="duo"),
+        vnpu_pod("b-low", 2, host="duo"),
+        # Another template on a node whose pods hold vir02_1c: refused there.
+        vnpu_pod("c-high", 4, {"vnpu-level": "high"}, host="duo"),
+        # A vnpu-dvpp value outside yes/no/null: never placed.
+        vnpu_pod("d-bad-dvpp", 2, {"vnpu-dvpp": "maybe"}, host="duo"),
+        # Not labelled ascend-310P: not a vNPU pod, placed by the resource fit alone.
+        {
+            **vnpu_pod("e-plain", 1, host="duo"),
+            "metadata": {"name": "e-plain", "namespace": "vnpu"},
+        },
+    ]
+    report, _, _ = simulate(tmp_path, objects)
+    pods = report["pods"]
+    job_pod = pods["vnpu/mindx-dls-default-test-0"]
+    assert job_pod["node"] == "arm"
+    assert job_pod["annotations"]["huawei.com/npu-core"] == "0"
+    assert job_pod["annotations"]["predicate-time"].isdigit()
+    for name in ("a-low", "b-low"):
+        assert pods[f"vnpu/{name}"]["node"] == "duo"
+        assert pods[f"vnpu/{name}"]["annotations"]["huawei.com/npu-core"] == "0-vir02_1c"
+    assert pods["vnpu/c-high"]["node"] is None
+    reasons = " | ".join(report["unschedulable"].values())
+    assert "c-high is using duo, and not rewrite" in reasons
+    assert "err dvpp value:maybe" in reasons
+    assert pods["vnpu/d-bad-dvpp"]["node"] is None
+    assert pods["vnpu/e-plain"]["node"] == "duo"
+    assert "huawei.com/npu-core" not in pods["vnpu/e-plain"].get("annotations", {})

@@ -677,12 +677,3 @@ def test_vnpu_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert notes["huawei.com/Ascend310P"] == '[{"UUID":"npu-1-a","temp":"vir02"}]'
     assert notes["hami.io/bind-phase"] == "allocating"
     assert report["pods"]["default/too-big"].get("node") in (None, "")
-
-
-def test_unadvertised_memory_and_core_are_named(caplog: pytest.LogCaptureFixture) -> None:
-    """Volcano leaves the kind's memory and core resources out of the resource fit
-    (GetIgnoredDevices); volcano-py does not yet, and says so when a node lacks them."""
-    with caplog.at_level("WARNING"):
-        AscendDevices([_node_info("bare-npu", 0, _cards("x"))], ASCEND310P, False, "")
-    assert "huawei.com/Ascend310P-memory, huawei.com/Ascend310P-core" in caplog.text
-    assert "node bare-npu" in caplog.text

@@ -45,12 +45,15 @@ class NodeInfo:
 
     # ------------------------------------------------------------------ node object
 
-    def set_node(self, node: Mapping[str, Any]) -> None:
+    def set_node(self, node: Mapping[str, Any], ignored: frozenset[str] = frozenset()) -> None:
         """Take the node's allocatable and capacity (plus Volcano's oversubscription
-        annotations); idle is recomputed from what the tasks already use."""
+        annotations), without the ``ignored`` device resources; idle is recomputed from what
+        the tasks already use."""
         status = node.get("status") or {}
-        allocatable = Resource.from_list(status.get("allocatable") or {})
-        capacity = Resource.from_list(status.get("capacity") or status.get("allocatable") or {})
+        allocatable = Resource.from_list(status.get("allocatable") or {}).without(ignored)
+        capacity = Resource.from_list(
+            status.get("capacity") or status.get("allocatable") or {}
+        ).without(ignored)
         annotations = (node.get("metadata") or {}).get("annotations") or {}
         extra_cpu = _float_or_zero(annotations.get(OVERSUBSCRIPTION_CPU))
         extra_memory = _float_or_zero(annotations.get(OVERSUBSCRIPTION_MEMORY))

@@ -182,6 +182,14 @@ class Resource:
     def clone(self) -> Resource:
         return Resource(self.milli_cpu, self.memory, dict(self.scalar_resources), self.max_task_num)
 
+    def without(self, names: frozenset[str]) -> Resource:
+        """The resource with the scalar dimensions ``names`` left out (Volcano's ignored
+        device resources); itself, not a copy, when it has none of them."""
+        if not names or names.isdisjoint(self.scalar_resources):
+            return self
+        kept = {n: q for n, q in self.scalar_resources.items() if n not in names}
+        return Resource(self.milli_cpu, self.memory, kept, self.max_task_num)
+
     # ------------------------------------------------------------------ access
 
     def get(self, name: str) -> float:

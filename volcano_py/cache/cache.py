@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from volcano_py import metrics
@@ -24,7 +24,7 @@ from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.node_usage import NodeUsage
 from volcano_py.api.numa import NumatopoInfo, NumatopologySpecError, parse_numatopology
 from volcano_py.api.queue import QueueInfo
-from volcano_py.api.resource import Resource, same_pod_request
+from volcano_py.api.resource import Resource, pod_request, same_pod_request
 from volcano_py.api.task import TaskInfo, pod_key
 from volcano_py.api.types import (
     COMPLETED_STATUSES,
@@ -59,6 +59,35 @@ KINDS: Final = frozenset(
 )
 # The key of a device configuration ConfigMap (HAMi's and Volcano's device-config.yaml).
 DEVICE_CONFIG_KEY: Final = "device-config.yaml"
+# The ConfigMaps MindCluster's Ascend components publish per node (device plugin, NodeD,
+# ClusterD), by namespace and name prefix: deviceshare's MindCluster vNPU reads them as
+# upstream's informers do (third_party/mindcluster/common/k8s).
+MINDCLUSTER_CONFIG_MAPS: Final = (
+    ("kube-system", "mindx-dl-deviceinfo-"),
+    ("mindx-dl", "mindx-dl-nodeinfo-"),
+    ("mindx-dl", "cluster-info-device-"),
+    ("mindx-dl", "cluster-info-node-cm"),
+)
+
+
+# Which of a node's resources Volcano leaves out of every resource count, given the node and
+# the device configurations (``devices.GetIgnoredDevices``); set from the conf's deviceshare.
+IgnoredResourcesRule = Callable[[Mapping[str, Any], Mapping[str, str]], frozenset[str]]
+
+
+def _without_names(resource_list: Any, names: frozenset[str]) -> Any:
+    if not names or not isinstance(resource_list, Mapping):
+        return resource_list
+    if names.isdisjoint(resource_list):
+        return resource_list
+    return {k: v for k, v in resource_list.items() if k not in names}
+
+
+def _is_mindcluster_config_map(meta: Mapping[str, Any]) -> bool:
+    namespace, name = meta.get("namespace") or "default", str(meta.get("name", ""))
+    return any(
+        namespace == where and name.startswith(prefix) for where, prefix in MINDCLUSTER_CONFIG_MAPS
+    )
 
 
 class CacheBindError(RuntimeError):
@@ -135,6 +164,14 @@ class SchedulerCache:
     # ``device-config.yaml`` of the ConfigMaps that have one, by namespace/name; other
     # ConfigMaps are not kept.
     device_configs: dict[str, str] = field(default_factory=dict)
+    # MindCluster's per-node device and health ConfigMaps (``MINDCLUSTER_CONFIG_MAPS``), raw,
+    # by namespace/name.
+    mindcluster_config_maps: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Device resources left out of pods' requests, nodes' allocatable, PodGroups' minResources
+    # and queues' quotas (upstream's IgnoredDevicesList: it only grows), and the rule that
+    # says which a node brings.
+    ignored_resources: frozenset[str] = frozenset()
+    ignored_resources_rule: IgnoredResourcesRule | None = None
     # Jobs forgotten while a session runs (from its snapshot to its close), as (uid, name,
     # queue, namespace): the session still holds them, and its plugins and close write their
     # per-job series again after the cache removed them. Not kept outside a session (a
@@ -173,9 +210,10 @@ class SchedulerCache:
             self._remove_task(previous)
         if event_type == DELETED or not self._tracks_pod(pod):
             return
-        request = None
         if previous is not None and same_pod_request(previous.pod, pod):
             request = previous.resreq  # shared, as task copies share it: never mutated
+        else:
+            request = pod_request(pod).without(self.ignored_resources)
         task = TaskInfo.from_pod(pod, request)
         self._add_task(task)
         if event_type == ADDED and not task.node_name:
@@ -243,7 +281,9 @@ class SchedulerCache:
                 self._drop_node(name)
             return
         node = self.nodes.get(name) or self._placeholder_node(name)
-        node.set_node(obj)
+        if self.ignored_resources_rule is not None:
+            self._ignore(self.ignored_resources_rule(obj, self.device_configs))
+        node.set_node(obj, self.ignored_resources)
         # Labels feed regexMatch/labelMatch members; a status-only update costs a dict compare.
         self.hyper_node_store.set_node(name, (obj.get("metadata") or {}).get("labels"))
 
@@ -286,7 +326,7 @@ class SchedulerCache:
             return
         if job is None:
             job = self.jobs[uid] = JobInfo(uid=uid)
-        job.set_pod_group(PodGroupInfo.from_dict(obj, self.default_queue))
+        job.set_pod_group(self._pod_group(obj))
         metrics.job_pod_group_set(job.name, job.queue, job.namespace, job.creation_timestamp)
 
     def _on_queue(self, event_type: str, obj: Mapping[str, Any]) -> None:
@@ -296,7 +336,7 @@ class SchedulerCache:
             # ``DeleteQueueMetrics``: a deleted queue's series go with it.
             metrics.forget_queue(name)
         else:
-            self.queues[name] = QueueInfo.from_dict(obj)
+            self.queues[name] = self._queue(obj)
 
     def _on_priority_class(self, event_type: str, obj: Mapping[str, Any]) -> None:
         name = str((obj.get("metadata") or {}).get("name", ""))
@@ -352,11 +392,89 @@ class SchedulerCache:
         meta = obj.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
         data = obj.get("data") or {}
+        if _is_mindcluster_config_map(meta):
+            if event_type == DELETED:
+                self.mindcluster_config_maps.pop(key, None)
+            else:
+                self.mindcluster_config_maps[key] = obj
         text = data.get(DEVICE_CONFIG_KEY) if isinstance(data, Mapping) else None
         if event_type == DELETED or not isinstance(text, str):
             self.device_configs.pop(key, None)
             return
         self.device_configs[key] = text
+        # The device configuration names the resources nodes bring.
+        self._apply_ignored_resources_rule()
+
+    # ---- ignored device resources
+
+    def set_ignored_resources_rule(self, rule: IgnoredResourcesRule | None) -> None:
+        """The conf's rule for the device resources Volcano ignores; every node is read
+        against a new one. Names once ignored stay so (upstream's list only grows)."""
+        with self.lock:
+            if rule == self.ignored_resources_rule:
+                return
+            self.ignored_resources_rule = rule
+            self._apply_ignored_resources_rule()
+
+    def _apply_ignored_resources_rule(self) -> None:
+        rule = self.ignored_resources_rule
+        if rule is None:
+            return
+        names: set[str] = set()
+        for node in self.nodes.values():
+            if node.node is not None:
+                names.update(rule(node.node, self.device_configs))
+        self._ignore(frozenset(names))
+
+    def _ignore(self, names: frozenset[str]) -> None:
+        """Upstream leaves ignored names out of every resource list it reads after they are
+        appended; here what was read before is read again too, so the order the objects
+        arrived in does not matter."""
+        added = names - self.ignored_resources
+        if not added:
+            return
+        self.ignored_resources = self.ignored_resources | added
+        log.info("device resources left out of resource counting: %s", ", ".join(sorted(added)))
+        for node in list(self.nodes.values()):
+            if node.node is not None:
+                node.set_node(node.node, self.ignored_resources)
+        for task in list(self.tasks.values()):
+            if added.isdisjoint(task.resreq.scalar_resources):
+                continue
+            # Out and back in, so the job's and the node's sums follow; the task keeps its
+            # status (a bind in flight stays one). Sessions hold copies: the old request
+            # object is theirs, untouched.
+            self._remove_task(task)
+            task.resreq = task.resreq.without(added)
+            task.init_resreq = task.init_resreq.without(added)
+            task.best_effort = task.resreq.is_empty()
+            self._add_task(task)
+        for job in self.jobs.values():
+            if job.pod_group is not None:
+                job.pod_group = self._without_ignored(job.pod_group)
+        for name, queue in list(self.queues.items()):
+            self.queues[name] = self._queue_without_ignored(queue)
+
+    def _pod_group(self, obj: Mapping[str, Any]) -> PodGroupInfo:
+        return self._without_ignored(PodGroupInfo.from_dict(obj, self.default_queue))
+
+    def _without_ignored(self, info: PodGroupInfo) -> PodGroupInfo:
+        kept = _without_names(info.min_resources, self.ignored_resources)
+        return info if kept is info.min_resources else replace(info, min_resources=kept)
+
+    def _queue(self, obj: Mapping[str, Any]) -> QueueInfo:
+        return self._queue_without_ignored(QueueInfo.from_dict(obj))
+
+    def _queue_without_ignored(self, queue: QueueInfo) -> QueueInfo:
+        names = self.ignored_resources
+        if not names:
+            return queue
+        return replace(
+            queue,
+            capability=queue.capability.without(names) if queue.capability else None,
+            deserved=queue.deserved.without(names) if queue.deserved else None,
+            guarantee=queue.guarantee.without(names) if queue.guarantee else None,
+        )
 
     def _on_resource_quota(self, event_type: str, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
@@ -433,6 +551,7 @@ class SchedulerCache:
                     for name, collection in self.namespace_collection.items()
                 },
                 device_configs=dict(self.device_configs),
+                mindcluster_config_maps=dict(self.mindcluster_config_maps),
             )
 
     # ---- node metrics

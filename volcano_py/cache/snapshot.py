@@ -38,3 +38,5 @@ class ClusterSnapshot:
     # ``device-config.yaml`` of every ConfigMap that has one, by ``namespace/name`` (the
     # device configuration deviceshare reads, as upstream reads it from the API).
     device_configs: dict[str, str] = field(default_factory=dict)
+    # MindCluster's device-info, NodeD and ClusterD ConfigMaps, raw, by ``namespace/name``.
+    mindcluster_config_maps: dict[str, Mapping[str, Any]] = field(default_factory=dict)

@@ -5,7 +5,8 @@ Unknown action and plugin names are refused (``UnknownNameError``, the closest k
 suggested), and so are plugin arguments Volcano exits on (``RefusedArgumentsError``, from the
 module's ``REFUSED_ARGUMENTS(arguments) -> reason | None``). An argument a plugin or action
 does not declare, one Volcano reads that volcano-py does not act on, a ``configurations`` entry
-for an unknown action and a plugin listed twice are warned once, through the conf's
+for an unknown action (a plugin's own entry, such as deviceshare's ``init-params``, is declared
+through ``declared_action_arguments``) and a plugin listed twice are warned once, through the conf's
 ``ConfDiagnostics``.
 
 A module declares its arguments next to its ``new`` as ``ARGUMENTS`` (upstream spelling; an
@@ -156,16 +157,17 @@ def check_conf(conf: SchedulerConf, vocabulary: ConfVocabulary, source: str) -> 
     action_names = vocabulary.action_names()
     for action, arguments in conf.configurations.items():
         where = f"{source}: configurations (name {action!r})"
-        if action not in action_names:
+        declared_entry = vocabulary.declared_action_arguments(action)
+        if action not in action_names and declared_entry is None:
             conf.diagnostics.warn(
                 f"{where}: unknown action{closest(action, action_names)}; ignored"
             )
             continue
         _check_arguments(
             arguments,
-            vocabulary.declared_action_arguments(action),
+            declared_entry,
             where,
-            "action",
+            "action" if action in action_names else "configuration",
             conf.diagnostics,
         )
 

@@ -167,6 +167,7 @@ class Session:
         # Each node's Numatopology, by node name (nodes without one are absent).
         self.numa_info = snapshot.numa_info
         self.device_configs = snapshot.device_configs
+        self.mindcluster_config_maps = snapshot.mindcluster_config_maps
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),

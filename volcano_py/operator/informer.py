@@ -79,7 +79,8 @@ PDB: Final = ResourceKind(
     "PodDisruptionBudget", "/apis/policy/v1", "poddisruptionbudgets", True, optional=True
 )
 RESOURCE_QUOTA: Final = ResourceKind("ResourceQuota", "/api/v1", "resourcequotas", True)
-# For deviceshare's device configuration (the cache keeps only ConfigMaps that carry one).
+# For deviceshare's device configuration and MindCluster's device info (the cache keeps only
+# those ConfigMaps).
 CONFIG_MAP: Final = ResourceKind("ConfigMap", "/api/v1", "configmaps", True)
 # Nodes first: pods then land on known nodes rather than placeholders.
 WATCHED_KINDS: Final = (

@@ -12,6 +12,7 @@ from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import SchedulerConf
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, close_session, open_session
+from volcano_py.scheduler.device_resources import snapshot_for
 from volcano_py.scheduler.registry import new_action
 
 
@@ -68,7 +69,7 @@ def _run_cycle(
 ) -> CycleTimings:
     timings = CycleTimings()
     started = time.perf_counter()
-    snapshot = cache.snapshot()
+    snapshot = snapshot_for(cache, conf)
     timings.snapshot = time.perf_counter() - started
 
     started = time.perf_counter()

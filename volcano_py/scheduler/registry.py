@@ -84,7 +84,16 @@ def _declared(source: Any) -> DeclaredArguments | None:
     )
 
 
+# ``configurations`` entries a plugin reads, not an action: name -> the plugin module, which
+# declares the entry's arguments as ``CONFIGURATION_ARGUMENTS[name]`` (a module-like object
+# with ``ARGUMENTS`` and ``UNSUPPORTED_ARGUMENTS``).
+PLUGIN_CONFIGURATIONS: Final = {"init-params": "volcano_py.plugins.deviceshare"}
+
+
 def declared_action_arguments(name: str) -> DeclaredArguments | None:
+    if name in PLUGIN_CONFIGURATIONS:
+        module = importlib.import_module(PLUGIN_CONFIGURATIONS[name])
+        return _declared(module.CONFIGURATION_ARGUMENTS[name])
     if name not in BUILTIN_ACTIONS:
         return None
     return _declared(importlib.import_module(BUILTIN_ACTIONS[name]))

@@ -33,6 +33,7 @@ from volcano_py.framework.conf import SchedulerConf
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
 from volcano_py.scheduler.cycle import gc_paused
+from volcano_py.scheduler.device_resources import snapshot_for
 from volcano_py.scheduler.registry import new_action
 from volcano_py.sim import batch_cronjobs, cronjobs, job_ttl, jobflows, node_usage
 from volcano_py.sim.clock import SimClock, seconds_since_epoch
@@ -579,7 +580,8 @@ class Simulation:
         self._advance_pods()
         self._run_controllers()
         self._sync_quotas()
-        ssn = open_session(self.cache.snapshot(), self.conf, self.plugins, self.cache, self.state)
+        snapshot = snapshot_for(self.cache, self.conf)
+        ssn = open_session(snapshot, self.conf, self.plugins, self.cache, self.state)
         for name in self.conf.actions:
             new_action(name).execute(ssn)
         close_session(ssn)

@@ -25,6 +25,7 @@ from volcano_py.cache.interfaces import (
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
 from volcano_py.framework.plugin import PluginBuilder
 from volcano_py.framework.session import SchedulingState, Session, close_session, open_session
+from volcano_py.scheduler.device_resources import snapshot_for
 from volcano_py.scheduler.registry import PluginRegistry, new_action
 
 # A raw object with its kind, as a watch delivers it: ("Pod", {...}).
@@ -123,7 +124,7 @@ def run_session(
     for kind, obj in objects:
         cache.apply_event(kind, "ADDED", obj)
     ssn = open_session(
-        cache.snapshot(),
+        snapshot_for(cache, conf),
         conf,
         registry if registry is not None else PluginRegistry(),
         cache,

@@ -23,22 +23,31 @@ pod's bind annotations (``volcano.sh/gpu-index`` + ``volcano.sh/predicate-time``
 ``volcano.sh/vgpu-ids-new``, ``devices-to-allocate``, ``vgpu-node``, ``vgpu-time``,
 ``bind-time``, ``bind-phase``; vNPU's ``hami.io/<kind>-devices-allocated``,
 ``...-devices-to-allocate``, ``huawei.com/<kind>``, ``predicate-time`` and
-``hami.io/vgpu-node``, ``vgpu-time``, ``bind-time``, ``bind-phase``), and takes them back on
-deallocation.
+``hami.io/vgpu-node``, ``vgpu-time``, ``bind-time``, ``bind-phase``; MindCluster vNPU's
+``huawei.com/npu-core`` and ``predicate-time``), and takes them back on deallocation.
 
 vGPU nodes registering ``mig`` hand out MIG instances by the config's geometries (``mig``).
 
-Not ported, named when configured: MindCluster's Ascend 310P vNPU
-(``deviceshare.AscendMindClusterVNPUEnable``).
+``deviceshare.AscendMindClusterVNPUEnable``: MindCluster's Ascend 310P vNPU (dynamic vir*
+templates of a chip's AI cores; bind annotations ``huawei.com/npu-core`` and
+``predicate-time``; its ``init-params`` configuration entry). With HAMi vNPU on, a registered
+kind's memory and ``-core`` resources are left out of resource counting (``ignored``).
 
 Modules: ``options`` (arguments), ``config`` (the device ConfigMap), ``requests`` (what a pod
-asks), ``gpushare``, ``vgpu`` and ``ascend`` (one device kind each), ``nodelock`` (the node
-lock), ``exclusive`` (GPU exclusivity rules), ``mig`` (MIG instances),
-``plugin`` (the wiring).
+asks), ``gpushare``, ``vgpu``, ``ascend`` and ``mindcluster`` (one device kind each;
+``mindcluster_chips`` and ``mindcluster_info`` its node model and its ConfigMaps), ``nodelock``
+(the node lock), ``exclusive`` (GPU exclusivity rules), ``mig`` (MIG instances), ``ignored``
+(the resources left out of counting), ``plugin`` (the wiring).
 """
 
 from __future__ import annotations
 
+from volcano_py.plugins.deviceshare.ignored import ignored_resources_rule
+from volcano_py.plugins.deviceshare.mindcluster_info import (
+    INIT_PARAMS,
+    INIT_PARAMS_ARGUMENTS,
+    DeclaredConfiguration,
+)
 from volcano_py.plugins.deviceshare.options import PLUGIN_NAME
 from volcano_py.plugins.deviceshare.plugin import (
     ARGUMENTS,
@@ -48,8 +57,17 @@ from volcano_py.plugins.deviceshare.plugin import (
     new,
 )
 
+# What the scheduler asks of a plugin module besides ``new``: the device resources its
+# configuration makes Volcano leave out of resource counting (see ``ignored``).
+IGNORED_RESOURCES_RULE = ignored_resources_rule
+
+# The ``configurations`` entry deviceshare reads (MindCluster vNPU's ``init-params``).
+CONFIGURATION_ARGUMENTS = {INIT_PARAMS: DeclaredConfiguration(INIT_PARAMS_ARGUMENTS)}
+
 __all__ = [
     "ARGUMENTS",
+    "CONFIGURATION_ARGUMENTS",
+    "IGNORED_RESOURCES_RULE",
     "PLUGIN_NAME",
     "REFUSED_ARGUMENTS",
     "UNSUPPORTED_ARGUMENTS",

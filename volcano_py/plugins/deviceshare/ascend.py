@@ -45,7 +45,6 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode, TaskStatus
 from volcano_py.framework.hooks import NodeMask
 from volcano_py.plugins._kube_scheduling.podspec import containers, mapping
-from volcano_py.plugins._plugin_helpers import warn_once
 from volcano_py.plugins.deviceshare.config import NvidiaConfig, VnpuConfig
 from volcano_py.plugins.deviceshare.options import BINPACK, SPREAD
 from volcano_py.plugins.deviceshare.requests import (
@@ -142,9 +141,6 @@ class AscendNode:
     hami_core: bool
     # Card id -> card, in registration order.
     cards: dict[str, AscendCard]
-    # The kind's memory and core resources the node's allocatable lacks (see
-    # ``warn_unadvertised``).
-    unadvertised: tuple[str, ...] = ()
 
 
 def _go_field(entry: Mapping[str, Any], name: str) -> Any:
@@ -232,33 +228,14 @@ def node_devices(
         return None
     if not cards:
         return None
-    allocatable = mapping(mapping(node.get("status")).get("allocatable"))
-    unadvertised = tuple(r for r in ignored_resources(kind) if r and r not in allocatable)
     # Keyed by id as upstream's map (a repeated id: the later entry, at the first place).
-    return AscendNode(name, hami_core, {card.id: card for card in cards}, unadvertised)
+    return AscendNode(name, hami_core, {card.id: card for card in cards})
 
 
 def ignored_resources(kind: VnpuConfig) -> tuple[str, str]:
     """``GetIgnoredDevices``: the kind's resources Volcano leaves out of every resource count
-    once a node registers the kind."""
+    once a node registers the kind (the cache drops them: see ``ignored``)."""
     return kind.resource_memory_name, f"{kind.resource_name}-core"
-
-
-def warn_unadvertised(kind: VnpuConfig, nodes: Mapping[int, AscendNode]) -> None:
-    """Volcano drops the memory and core resources from the pods' requests and the nodes'
-    allocatable (``GetIgnoredDevices``); volcano-py counts them as ordinary extended resources,
-    so a pod asking them fits only a node advertising them. Said once per kind."""
-    for devices in nodes.values():
-        if devices.unadvertised:
-            names = ", ".join(ignored_resources(kind))
-            warn_once(
-                log,
-                f"deviceshare: some nodes register {kind.common_word} NPUs without {names} in"
-                f" their allocatable (node {devices.name} first); Volcano leaves these out of"
-                " the resource fit, volcano-py does not yet, so a pod asking them does not fit"
-                " such a node",
-            )
-            return
 
 
 def _fresh(node: AscendNode) -> AscendNode:
@@ -269,7 +246,6 @@ def _fresh(node: AscendNode) -> AscendNode:
             i: AscendCard(c.id, c.count, c.devmem, c.devcore, c.custom)
             for i, c in node.cards.items()
         },
-        node.unadvertised,
     )
 
 
@@ -643,7 +619,6 @@ class AscendDevices:
             current = {node.name for node in node_list}
             for name in [name for name in known if name not in current]:
                 del known[name]
-        warn_unadvertised(kind, self.nodes)
         width = max((len(n.cards) for n in self.nodes.values()), default=0)
         self.has_device: BoolArray = np.zeros(size, dtype=bool)
         self.hami_core: BoolArray = np.zeros(size, dtype=bool)

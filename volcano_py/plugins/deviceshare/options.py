@@ -41,7 +41,6 @@ SPREAD: Final = "spread"
 # What upstream reads and volcano-py does not act on, and why; the conf check names each as
 # without effect and the plugin logs the reason once.
 UNPORTED: Final[Mapping[str, str]] = {
-    ASCEND_MINDCLUSTER_VNPU_ENABLE: "Ascend 310P vNPU (MindCluster) is not ported yet",
 }
 
 ARGUMENTS: Final[frozenset[str]] = frozenset(
@@ -51,6 +50,7 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         GPU_NUMBER_ENABLE,
         VGPU_ENABLE,
         ASCEND_HAMI_VNPU_ENABLE,
+        ASCEND_MINDCLUSTER_VNPU_ENABLE,
         SCHEDULE_POLICY,
         SCHEDULE_WEIGHT,
         KNOWN_GEOMETRIES_CM_NAME,
@@ -71,6 +71,7 @@ class DeviceShareOptions:
     node_lock: bool = False
     vgpu: bool = False
     ascend_hami_vnpu: bool = False
+    ascend_mindcluster_vnpu: bool = False
     schedule_policy: str = ""
     schedule_weight: int = 0
     config_name: str = DEFAULT_CONFIG_NAME
@@ -89,6 +90,7 @@ class DeviceShareOptions:
             node_lock=arguments.get_bool(NODE_LOCK_ENABLE, False),
             vgpu=arguments.get_bool(VGPU_ENABLE, False),
             ascend_hami_vnpu=arguments.get_bool(ASCEND_HAMI_VNPU_ENABLE, False),
+            ascend_mindcluster_vnpu=arguments.get_bool(ASCEND_MINDCLUSTER_VNPU_ENABLE, False),
             schedule_policy=arguments.get_str(SCHEDULE_POLICY, ""),
             schedule_weight=arguments.get_int(SCHEDULE_WEIGHT, 0),
             config_name=arguments.get_str(KNOWN_GEOMETRIES_CM_NAME, DEFAULT_CONFIG_NAME),

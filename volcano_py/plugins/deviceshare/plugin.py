@@ -23,7 +23,7 @@ from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import warn_once
-from volcano_py.plugins.deviceshare import ascend, gpushare, vgpu
+from volcano_py.plugins.deviceshare import ascend, gpushare, mindcluster, vgpu
 from volcano_py.plugins.deviceshare.ascend import AscendDevices
 from volcano_py.plugins.deviceshare.config import nvidia_config, vnpus_config
 from volcano_py.plugins.deviceshare.gpushare import GpuShareDevices, format_gpu_index
@@ -33,6 +33,8 @@ from volcano_py.plugins.deviceshare.nodelock import (
     VGPU_LOCK,
     NodeLocks,
 )
+from volcano_py.plugins.deviceshare.mindcluster import MindClusterDevices, build_devices
+from volcano_py.plugins.deviceshare.mindcluster_info import INIT_PARAMS, InitParams
 from volcano_py.plugins.deviceshare.options import (
     ARGUMENTS,
     BINPACK,
@@ -94,6 +96,7 @@ class DeviceSharePlugin:
         self.ascend_words: tuple[str, ...] = ()
         # With deviceshare.NodeLockEnable: the session's node locks.
         self.locks: NodeLocks | None = None
+        self.mindcluster: MindClusterDevices | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         options = self.options
@@ -130,18 +133,33 @@ class DeviceSharePlugin:
                 )
                 for kind in vnpus.configs
             ]
-        if self.gpushare is None and self.vgpu is None and not self.ascend:
+        if options.ascend_mindcluster_vnpu:
+            self.mindcluster = build_devices(
+                ssn.node_list,
+                ssn.matrix,
+                ssn.mindcluster_config_maps,
+                InitParams.from_arguments(ssn.conf.configurations.get(INIT_PARAMS, {})),
+                int(ssn.now),
+                memory.setdefault("mindcluster config maps", {}),
+            )
+        if (
+            self.gpushare is None
+            and self.vgpu is None
+            and not self.ascend
+            and self.mindcluster is None
+        ):
             return
         if options.node_lock:
             self.locks = NodeLocks(memory.setdefault("node locks", {}), ssn.now)
-        for devices in (self.gpushare, self.vgpu, *self.ascend):
+        for devices in (self.gpushare, self.vgpu, *self.ascend, self.mindcluster):
             if devices is not None:
                 ssn.add_predicate_mask_fn(self.name, devices.mask)
         if self.vgpu is not None:
             ssn.add_task_predicate_fn(self.name, self._vgpu_predicate)
         for kind in self.ascend:
             ssn.add_task_predicate_fn(self.name, self._ascend_predicate(kind))
-        if (self.vgpu is not None or self.ascend) and options.schedule_weight > 0:
+        scored = self.vgpu is not None or self.ascend or self.mindcluster is not None
+        if scored and options.schedule_weight > 0:
             ssn.add_batch_node_order_fn(self.name, self._scores)
         ssn.add_event_handler(
             EventHandler(
@@ -158,6 +176,7 @@ class DeviceSharePlugin:
         self.gpushare = None
         self.vgpu = None
         self.ascend = []
+        self.mindcluster = None
 
     # ---- predicate and score
 
@@ -181,7 +200,12 @@ class DeviceSharePlugin:
 
     def _scores(self, task: TaskInfo, rows: IntArray) -> FloatArray:
         """Upstream's NodeOrderFn: the devices' scores summed and rounded, times
-        ScheduleWeight (GpuShare's ScoreNode is 0)."""
+        ScheduleWeight (GpuShare's ScoreNode is 0); plus its BatchNodeOrderFn, MindCluster
+        vNPU's, times ScheduleWeight."""
+        batch: FloatArray = np.zeros(len(rows))
+        vnpu = self.mindcluster
+        if vnpu is not None and vnpu.requested(task):
+            batch = vnpu.scores(task, rows) * self.options.schedule_weight
         found: FloatArray = np.zeros(len(rows))
         asked = False
         for devices in (self.vgpu, *self.ascend):
@@ -189,8 +213,8 @@ class DeviceSharePlugin:
                 found += devices.scores(task, rows)
                 asked = True
         if not asked:
-            return found
-        scores: FloatArray = np.floor(found + 0.5) * self.options.schedule_weight
+            return found + batch
+        scores: FloatArray = np.floor(found + 0.5) * self.options.schedule_weight + batch
         return scores
 
     # ---- allocation events
@@ -224,6 +248,8 @@ class DeviceSharePlugin:
         self._allocate_vgpu(ssn, event, node)
         if not event.error:
             self._allocate_ascend(ssn, event, node)
+        if not event.error:
+            self._allocate_mindcluster(ssn, event, node)
 
     def _allocate_vgpu(self, ssn: Session, event: Event, node: NodeInfo) -> None:
         task, row = event.task, node.row
@@ -280,6 +306,18 @@ class DeviceSharePlugin:
                 event.error = result
                 return
 
+    def _allocate_mindcluster(self, ssn: Session, event: Event, node: NodeInfo) -> None:
+        task, row = event.task, node.row
+        devices = self.mindcluster
+        if devices is None or not devices.has_device[row] or not devices.requested(task):
+            return
+        if _bound_to(task, node.name) and mindcluster.NPU_CORE in _own_annotations(task):
+            devices.restore(task, row)
+            return
+        error = devices.allocate(task, row, int(ssn.now * 1e9))
+        if error:
+            event.error = error
+
     def _deallocate(self, ssn: Session, event: Event) -> None:
         task = event.task
         if self.locks is not None:
@@ -301,6 +339,15 @@ class DeviceSharePlugin:
         if any(released) and _own_annotations(task).get(ascend.BIND_PHASE) != "success":
             for key in ascend.release_keys(self.ascend_words):
                 task.pod_annotations.pop(key, None)
+        vnpu = self.mindcluster
+        if vnpu is not None and vnpu.requested(task) and vnpu.release(task.key):
+            # ``Release``'s keys, but a bound pod's own annotations stay what it was bound with.
+            own = _own_annotations(task)
+            for key in mindcluster.ANNOTATION_KEYS:
+                if key in own:
+                    task.pod_annotations[key] = own[key]
+                else:
+                    task.pod_annotations.pop(key, None)
 
 
 def new(arguments: Arguments) -> DeviceSharePlugin:
