@@ -27,14 +27,14 @@ from volcano_py.plugins.deviceshare import ascend, gpushare, mindcluster, vgpu
 from volcano_py.plugins.deviceshare.ascend import AscendDevices
 from volcano_py.plugins.deviceshare.config import nvidia_config, vnpus_config
 from volcano_py.plugins.deviceshare.gpushare import GpuShareDevices, format_gpu_index
+from volcano_py.plugins.deviceshare.mindcluster import MindClusterDevices, build_devices
+from volcano_py.plugins.deviceshare.mindcluster_info import INIT_PARAMS, InitParams
 from volcano_py.plugins.deviceshare.nodelock import (
     ASCEND_HAMI_LOCK,
     GPUSHARE_LOCK,
     VGPU_LOCK,
     NodeLocks,
 )
-from volcano_py.plugins.deviceshare.mindcluster import MindClusterDevices, build_devices
-from volcano_py.plugins.deviceshare.mindcluster_info import INIT_PARAMS, InitParams
 from volcano_py.plugins.deviceshare.options import (
     ARGUMENTS,
     BINPACK,
