@@ -150,6 +150,10 @@ class TaskInfo:
     # Facts plugins derive from the (immutable) pod, computed once per pod rather than once
     # per session: every copy of the task shares this memo. See ``derived_fact``.
     derived: dict[str, Any] = field(default_factory=dict)
+    # DRA: what the bind writes into the pod's ResourceClaims, by claim key (namespace/name):
+    # the allocation the session made, or None for a claim allocated before (only reserved
+    # for the pod). Empty for a pod without claims.
+    claim_allocations: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any], request: Resource | None = None) -> TaskInfo:
@@ -242,6 +246,7 @@ class TaskInfo:
             self.job_allocated_hyper_node,
             dict(self.pod_annotations),
             self.derived,
+            dict(self.claim_allocations) if self.claim_allocations else {},
         )
         return copy
 

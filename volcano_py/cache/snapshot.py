@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.dra import DraSnapshot
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import JobInfo
 from volcano_py.api.namespace import NamespaceInfo
@@ -38,3 +39,6 @@ class ClusterSnapshot:
     # ``device-config.yaml`` of every ConfigMap that has one, by ``namespace/name`` (the
     # device configuration deviceshare reads, as upstream reads it from the API).
     device_configs: dict[str, str] = field(default_factory=dict)
+    # DRA objects (devices, classes, claims), or None when the cluster has none: a cluster
+    # without DRA pays nothing for it.
+    dra: DraSnapshot | None = None

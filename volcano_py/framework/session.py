@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
+from volcano_py.api.dra import KUBE_GATE_DEFAULTS
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
 from volcano_py.api.node import NodeInfo
@@ -113,6 +114,8 @@ class SchedulingState:
     # Set, session uids are UUIDs drawn from it, as upstream's are random: a simulation of an
     # earlier run's output must not take that run's transitionIDs for its own sessions'.
     uid_salt: str = ""
+    # Kubernetes feature gates the plugins read (DRA's), as ``--feature-gates`` left them.
+    kube_feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(KUBE_GATE_DEFAULTS))
 
     def session_uid(self) -> str:
         if not self.uid_salt:
@@ -165,6 +168,8 @@ class Session:
         # Each node's Numatopology, by node name (nodes without one are absent).
         self.numa_info = snapshot.numa_info
         self.device_configs = snapshot.device_configs
+        # DRA devices, classes and claims (None: the cluster has none).
+        self.dra = snapshot.dra
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),
