@@ -6,7 +6,8 @@
   plugin reads them no more: here too they change nothing, and are named in one warning.
 * ``predicate.CacheEnable``: changes nothing observable (the static masks are already cached
   per signature); the same session with and without it decides the same.
-* Volume, DRA and GPU-sharing arguments: each named in one warning, once.
+* Volume, retired DRA and GPU-sharing arguments: each named in one warning, once
+  (``dynamicresources.filterTimeoutSeconds`` acts: tests/plugins/test_dra.py).
 * ``ARGUMENTS`` lists every key upstream reads.
 """
 
@@ -130,7 +131,6 @@ def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
         ("volumebinding.weight", "volumes are not modelled"),
         ("volumebinding.shape", "volumes are not modelled"),
         ("predicate.DynamicResourceAllocationEnable", "feature gate"),
-        ("dynamicresources.filterTimeoutSeconds", "resource claims (DRA)"),
         ("predicate.GPUSharingEnable", "deviceshare.GPUSharingEnable"),
         ("predicate.GPUNumberEnable", "deviceshare.GPUNumberEnable"),
         ("predicate.ProportionalEnable", "resource-strategy-fit"),
