@@ -25,10 +25,9 @@ simulator prints them).
 
 Not ported:
 
-* Dynamic Resource Allocation quota (``deviceclass/<class>`` counts and
-  ``<dim>.deviceclass/<class>`` capacities, ``capacity.DynamicResourceAllocationEnable``,
-  ``capacity.DRAConsumableCapacityEnable``): the scheduler has no ResourceClaim model. Such
-  names in a queue spec are dropped like any non-resource name; asking for DRA is logged.
+* DRA quota in hierarchical mode is kept on the leaf queue only (upstream also adds the
+  allocation to ancestors whose capability names the class). DRA quota itself
+  (``dra_quota``: ``deviceclass/<class>``, ``<dim>.deviceclass/<class>``) is ported.
 * The ``SchedulingGatesQueueAdmission`` reserved-task cache (an alpha feature gate, off by
   default upstream; the project has no feature gates yet).
 
