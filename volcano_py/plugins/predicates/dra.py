@@ -72,6 +72,7 @@ class DynamicResources:
             device_taints=gates.get("DRADeviceTaints", True),
             consumable_capacity=gates.get("DRAConsumableCapacity", True),
         )
+        self.prioritized_list = gates.get("DRAPrioritizedList", True)
         self.size = len(ssn.node_list)
         self.index = NodeIndex(ssn.node_list)
         rows = {node.name: node.row for node in ssn.node_list}
@@ -143,6 +144,12 @@ class DynamicResources:
             claims.append(claim)
             if claim.allocation is None and pending is None:
                 for request in claim.requests:
+                    if not self.prioritized_list and request.alternatives[0].name != request.name:
+                        message = (
+                            f"resource claim {key}, request {request.name}: has subrequests, but"
+                            " the DRAPrioritizedList feature is disabled"
+                        )
+                        return _Resolved([], [], _unresolvable(message, self.plugin))
                     for alternative in request.alternatives:
                         if alternative.class_name not in self.snapshot.classes:
                             message = (
