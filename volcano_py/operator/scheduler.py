@@ -156,6 +156,14 @@ class LiveScheduler:
     def synced(self) -> bool:
         return self.informers is not None and self.informers.synced()
 
+    def _restore_claim(self, key: str) -> None:
+        informers = self.informers
+        if informers is None or "ResourceClaim" not in informers.by_kind:
+            return
+        watched = informers["ResourceClaim"].objects.get(key)
+        if watched is not None:
+            self.cache.apply_event("ResourceClaim", "MODIFIED", watched)
+
     def may_schedule(self) -> bool:
         return not self.stop_requested.is_set() and self.synced() and self.is_leader
 
@@ -272,6 +280,7 @@ class LiveScheduler:
                 concurrency=options.bind_concurrency,
                 may_write=self.may_write,
                 recorder=self.recorder,
+                restore_claim=self._restore_claim,
             )
             binder = self.binder
             self.recorder.defer = lambda: binder.pending > 0
