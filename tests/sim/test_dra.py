@@ -62,6 +62,14 @@ def test_pod_runs_only_where_its_device_is(tmp_path: Path) -> None:
     (made,) = [o for (k, _, _), o in final.items() if k == "ResourceClaim"]
     assert made["metadata"]["ownerReferences"][0]["name"] == "train-worker-0"
     assert made["status"]["reservedFor"][0]["name"] == "train-worker-0"
+    # The JSON report's claims (docs/simulate.md, "DRA") and the queue's allocated devices.
+    (shown,) = report["resourceClaims"].values()
+    assert shown == {
+        "allocated": ["gpu.example.com/n2/gpu-0"],
+        "node": "n2",
+        "reservedFor": ["train-worker-0"],
+    }
+    assert report["queues"]["default"]["allocated"]["deviceclass/gpu.example.com"] == "1"
     assert made["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0][
         "values"
     ] == ["n2"]

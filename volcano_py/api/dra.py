@@ -18,6 +18,8 @@ from typing import Any, Final
 
 from volcano_py.api import dra_cel
 from volcano_py.api.quantity import QuantityError
+from volcano_py.api.resource import Resource
+from volcano_py.api.task import TaskInfo
 
 DeviceKey = tuple[str, str, str]  # (driver, pool, device)
 
@@ -812,3 +814,101 @@ def _format(value: Fraction) -> str:
     if milli.denominator == 1:
         return f"{milli.numerator}m"
     return str(float(value))
+
+
+# ---------------------------------------------------------------------- quota amounts
+
+
+@dataclass(slots=True)
+class DraAmount:
+    """What one DeviceClass holds or may hold: devices, and capacity per dimension."""
+
+    count: int = 0
+    capacity: dict[str, Fraction] = field(default_factory=dict)
+
+    def add(self, other: DraAmount, sign: int = 1) -> None:
+        self.count = max(0, self.count + sign * other.count)
+        for dim, amount in other.capacity.items():
+            value = self.capacity.get(dim, Fraction(0)) + sign * amount
+            self.capacity[dim] = max(Fraction(0), value)
+
+
+DraAmounts = dict[str, DraAmount]  # by DeviceClass
+
+
+def claim_amounts(claim: ClaimInfo, consumable: bool) -> DraAmounts:
+    """``buildTaskDRAInfo`` for one claim: per class, ``count`` devices (1 by default) and
+    capacity times count."""
+    found: DraAmounts = {}
+    for request in claim.requests:
+        if len(request.alternatives) != 1 or request.alternatives[0].name != request.name:
+            continue  # firstAvailable: not counted
+        exactly = request.alternatives[0]
+        if exactly.mode == ALL or not exactly.class_name:
+            continue
+        amount = found.setdefault(exactly.class_name, DraAmount())
+        amount.count += exactly.count
+        if consumable:
+            for dim, value in exactly.capacity:
+                amount.capacity[dim] = amount.capacity.get(dim, Fraction(0)) + value * exactly.count
+    return {name: amount for name, amount in found.items()}
+
+
+def task_claims(
+    task: TaskInfo, snapshot: DraSnapshot | None, consumable: bool
+) -> dict[str, DraAmounts]:
+    """The task's claims (by key) and what each asks for; empty for a pod without claims or
+    whose claims are not there yet."""
+    if snapshot is None or not has_claims(task.pod):
+        return {}
+    found: dict[str, DraAmounts] = {}
+    for _name, claim_name, _template in pod_claim_names(task.pod):
+        if claim_name is None:
+            continue
+        key = f"{task.namespace}/{claim_name}"
+        claim = snapshot.claims.get(key)
+        if claim is None or key in found:
+            continue
+        amounts = claim_amounts(claim, consumable)
+        if amounts:
+            found[key] = amounts
+    return found
+
+
+class QueueDraUsage:
+    """What each queue's allocated pods hold of each DeviceClass, a claim counted once per
+    queue, for the queue's ``status.allocated`` (``deviceclass/<class>``: devices,
+    ``<dim>.deviceclass/<class>``: capacity)."""
+
+    def __init__(self, snapshot: DraSnapshot, consumable: bool) -> None:
+        self.snapshot = snapshot
+        self.consumable = consumable
+        self.by_queue: dict[str, DraAmounts] = {}
+        self.seen: dict[str, set[str]] = {}
+
+    def add(self, task: TaskInfo, queues: Iterable[str]) -> None:
+        claims = task_claims(task, self.snapshot, self.consumable)
+        for queue in queues:
+            seen = self.seen.setdefault(queue, set())
+            amounts = self.by_queue.setdefault(queue, {})
+            for key, per_class in claims.items():
+                if key in seen:
+                    continue
+                seen.add(key)
+                for name, amount in per_class.items():
+                    amounts.setdefault(name, DraAmount()).add(amount)
+
+    def write_into(self, allocated: Mapping[str, Resource]) -> None:
+        for queue, amounts in self.by_queue.items():
+            total = allocated.get(queue)
+            if total is None:
+                continue
+            listed: dict[str, str] = {}
+            for name, amount in amounts.items():
+                if amount.count > 0:
+                    listed[f"deviceclass/{name}"] = str(amount.count)
+                for dim, value in amount.capacity.items():
+                    if value > 0:
+                        listed[f"{dim}.deviceclass/{name}"] = _format(value)
+            if listed:
+                total.add(Resource.from_list(listed))

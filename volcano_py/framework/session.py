@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from volcano_py.api.dra import KUBE_GATE_DEFAULTS
+from volcano_py.api.dra import KUBE_GATE_DEFAULTS, QueueDraUsage
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
 from volcano_py.api.node import NodeInfo
@@ -872,6 +872,14 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
 
 def _update_queue_status(ssn: Session) -> None:
     allocated: dict[str, Resource] = {name: Resource() for name in ssn.queues}
+    # DRA: ``deviceclass/<class>`` and ``<dim>.deviceclass/<class>`` in status.allocated, a
+    # shared claim once per queue (upstream's session_dra_queue_status.go).
+    gates = ssn.state.kube_feature_gates
+    dra_usage = (
+        QueueDraUsage(ssn.dra, gates.get("DRAConsumableCapacity", True))
+        if ssn.dra is not None and gates.get("DynamicResourceAllocation", True)
+        else None
+    )
     has_root = ROOT_QUEUE in ssn.queues
     chains: dict[str, list[Resource]] = {}
     for job in ssn.jobs.values():
@@ -887,6 +895,10 @@ def _update_queue_status(ssn: Session) -> None:
                 resreq = task.resreq
                 for total in chain:
                     total.add(resreq)
+                if dra_usage is not None and task.pod.get("spec", {}).get("resourceClaims"):
+                    dra_usage.add(task, _queue_chain_names(ssn, job.queue, has_root))
+    if dra_usage is not None:
+        dra_usage.write_into(allocated)
     for name, total in allocated.items():
         listed = total.to_list()
         previous = ssn.queues[name].allocated_status
@@ -895,6 +907,21 @@ def _update_queue_status(ssn: Session) -> None:
             continue
         ssn.queues[name].allocated_status = listed
         ssn.sink.update_queue_status(name, total)
+
+
+def _queue_chain_names(ssn: Session, queue: str, has_root: bool) -> list[str]:
+    """The queue and its ancestors up to root (root only when the session has it)."""
+    names = [queue]
+    seen = {queue}
+    current = ssn.queues.get(queue)
+    while has_root and current is not None and current.name != ROOT_QUEUE:
+        parent = current.parent or ROOT_QUEUE
+        if parent in seen or parent not in ssn.queues:
+            break
+        names.append(parent)
+        seen.add(parent)
+        current = ssn.queues.get(parent)
+    return names
 
 
 def _usage_chain(

@@ -18,32 +18,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Final
 
-from volcano_py.api import dra
+from volcano_py.api.dra import DraAmount, DraAmounts, claim_amounts, task_claims
 from volcano_py.api.dra_cel import exact_quantity
 from volcano_py.api.quantity import QuantityError
 from volcano_py.api.task import TaskInfo
+
+__all__ = ["DraAmount", "DraAmounts", "DraQuota", "claim_amounts", "task_claims"]
 
 log = logging.getLogger(__name__)
 
 COUNT_PREFIX: Final = "deviceclass/"
 CAPACITY_SEPARATOR: Final = ".deviceclass/"
-
-
-@dataclass(slots=True)
-class DraAmount:
-    """What one DeviceClass holds or may hold: devices, and capacity per dimension."""
-
-    count: int = 0
-    capacity: dict[str, Fraction] = field(default_factory=dict)
-
-    def add(self, other: DraAmount, sign: int = 1) -> None:
-        self.count = max(0, self.count + sign * other.count)
-        for dim, amount in other.capacity.items():
-            value = self.capacity.get(dim, Fraction(0)) + sign * amount
-            self.capacity[dim] = max(Fraction(0), value)
-
-
-DraAmounts = dict[str, DraAmount]  # by DeviceClass
 
 
 def merge(into: DraAmounts, amounts: Mapping[str, DraAmount], sign: int = 1) -> None:
@@ -67,45 +52,6 @@ def parse_resource_list(values: Mapping[str, Any] | None) -> DraAmounts:
                 found.setdefault(device_class, DraAmount()).capacity[dim] = amount
         elif name.startswith(COUNT_PREFIX) and name[len(COUNT_PREFIX) :]:
             found.setdefault(name[len(COUNT_PREFIX) :], DraAmount()).count = int(amount)
-    return found
-
-
-def claim_amounts(claim: dra.ClaimInfo, consumable: bool) -> DraAmounts:
-    """``buildTaskDRAInfo`` for one claim: per class, ``count`` devices (1 by default) and
-    capacity times count."""
-    found: DraAmounts = {}
-    for request in claim.requests:
-        if len(request.alternatives) != 1 or request.alternatives[0].name != request.name:
-            continue  # firstAvailable: not counted
-        exactly = request.alternatives[0]
-        if exactly.mode == dra.ALL or not exactly.class_name:
-            continue
-        amount = found.setdefault(exactly.class_name, DraAmount())
-        amount.count += exactly.count
-        if consumable:
-            for dim, value in exactly.capacity:
-                amount.capacity[dim] = amount.capacity.get(dim, Fraction(0)) + value * exactly.count
-    return {name: amount for name, amount in found.items()}
-
-
-def task_claims(
-    task: TaskInfo, snapshot: dra.DraSnapshot | None, consumable: bool
-) -> dict[str, DraAmounts]:
-    """The task's claims (by key) and what each asks for; empty for a pod without claims or
-    whose claims are not there yet."""
-    if snapshot is None or not dra.has_claims(task.pod):
-        return {}
-    found: dict[str, DraAmounts] = {}
-    for _name, claim_name, _template in dra.pod_claim_names(task.pod):
-        if claim_name is None:
-            continue
-        key = f"{task.namespace}/{claim_name}"
-        claim = snapshot.claims.get(key)
-        if claim is None or key in found:
-            continue
-        amounts = claim_amounts(claim, consumable)
-        if amounts:
-            found[key] = amounts
     return found
 
 
