@@ -13,7 +13,6 @@ Guides without a module here, and why:
   (being built);
 * how_to_use_network_topology_aware_scheduling's sub-group partition example (3.3.2): sub-group
   topology (being built); the rest of that guide is covered;
-* how_to_enable_dra, how_to_use_dra_quota: DRA claims in scheduling (issue 19 item 4, not built);
 * how_to_configure_sharding_configmap: the sharding controller (not in volcano-py);
 * how_to_install_standalone_hypernode_controller, how_to_tune_volcano_performance,
   version-compatibility-archive: installation, tuning and release notes, no scheduling

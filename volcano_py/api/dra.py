@@ -27,6 +27,8 @@ EXACT_COUNT: Final = "ExactCount"
 ALL: Final = "All"
 # resource.k8s.io/v1: a claim may be reserved for at most this many consumers.
 RESERVED_FOR_MAX: Final = 256
+# resource.k8s.io/v1 FirstAvailableDeviceRequestMaxSize (Score: 8 - the alternative's index).
+FIRST_AVAILABLE_MAX: Final = 8
 DEFAULT_FILTER_TIMEOUT: Final = 10.0  # kube-scheduler's DynamicResourcesArgs.filterTimeout
 
 # The Kubernetes feature gates DRA reads, at their defaults in the release Volcano builds with

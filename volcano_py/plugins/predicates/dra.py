@@ -96,9 +96,13 @@ class DynamicResources:
         self.pending: dict[str, tuple[dict[str, Any], str]] = {}
         self.version = 0
         self._masks: dict[str, tuple[int, NodeMask | None]] = {}
+        # The exact allocations the last Filter found per node row, for Score.
+        self._found: dict[str, dict[int, list[dict[str, Any]]]] = {}
 
     def register(self, ssn: Session) -> None:
         ssn.add_predicate_mask_fn(self.plugin, self.mask)
+        if self._has_prioritized_lists():
+            ssn.add_batch_node_order_fn(self.plugin, self.scores)
         ssn.add_event_handler(
             EventHandler(allocate=self._allocate, deallocate=self._deallocate, owner=self.plugin)
         )
@@ -246,6 +250,7 @@ class DynamicResources:
                             needed = 1 if alternative.mode == dra.ALL else alternative.count
                             possible |= counts >= needed
                         passed &= possible
+                found: dict[int, list[dict[str, Any]]] = {}
                 for row in np.flatnonzero(passed).tolist():
                     node = self.ssn.node_list[row]
                     result = self.allocator.allocate(
@@ -253,6 +258,9 @@ class DynamicResources:
                     )
                     if result is None:
                         passed[row] = False
+                    else:
+                        found[row] = result
+                self._found[task.uid] = found
             except (SelectorError, dra.AllocationTimeout) as error:
                 failed = Status(StatusCode.ERROR, str(error), PLUGIN)
                 return NodeMask(np.zeros(self.size, dtype=np.bool_), lambda row: failed)
@@ -263,6 +271,48 @@ class DynamicResources:
             return not_here if not allocated_ok[row] else cannot
 
         return NodeMask(passed, reason)
+
+    # ------------------------------------------------------------------ Score
+
+    def _has_prioritized_lists(self) -> bool:
+        """Score matters only with ``firstAvailable`` requests somewhere."""
+        specs = [claim.requests for claim in self.snapshot.claims.values()]
+        specs += [
+            dra.claim_requests((template.get("spec") or {}).get("spec") or {})
+            for template in self.snapshot.templates.values()
+        ]
+        return any(len(r.alternatives) > 1 for requests in specs for r in requests)
+
+    def scores(self, task: TaskInfo, rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """kube-scheduler's dynamicresources Score: a node whose allocation uses an earlier
+        ``firstAvailable`` alternative scores higher (8 - its index per request), normalized
+        to 0..100 over the nodes scored (``DefaultNormalizeScore``)."""
+        found = np.zeros(len(rows))
+        if not dra.has_claims(task.pod):
+            return found
+        self.mask(task)  # the Filter's allocations, current
+        allocations = self._found.get(task.uid) or {}
+        for position, row in enumerate(rows.tolist()):
+            for allocation in allocations.get(int(row), ()):
+                for result in (allocation.get("devices") or {}).get("results") or []:
+                    request, slash, sub = str(result.get("request", "")).partition("/")
+                    if not slash:
+                        continue
+                    found[position] += self._alternative_score(task, request, sub)
+        best = found.max() if len(found) else 0.0
+        if best > 0:
+            found = np.floor(found * 100 / best)
+        return found
+
+    def _alternative_score(self, task: TaskInfo, request_name: str, sub: str) -> float:
+        for claim in self.resolve(task).to_allocate:
+            for request in claim.requests:
+                if request.name != request_name:
+                    continue
+                for index, alternative in enumerate(request.alternatives):
+                    if alternative.name == f"{request_name}/{sub}":
+                        return float(dra.FIRST_AVAILABLE_MAX - index)
+        return 0.0
 
     # ------------------------------------------------------------------ Reserve / Unreserve
 
