@@ -132,9 +132,16 @@ def _is_quantity(text: str) -> bool:
 
 @functools.cache
 def _environment() -> Any:
+    import sys
+
     import celpy
 
-    return celpy.Environment()
+    # cel-python sets the recursion limit to 2500 (what CEL's nesting minimums need); never
+    # lower a higher one the process chose.
+    before = sys.getrecursionlimit()
+    environment = celpy.Environment()
+    sys.setrecursionlimit(max(before, sys.getrecursionlimit()))
+    return environment
 
 
 @functools.lru_cache(maxsize=4096)

@@ -188,6 +188,8 @@ class DynamicResources:
                 found = np.zeros(self.size, dtype=np.bool_)  # its node is not in the session
             elif device.all_nodes:
                 found = np.ones(self.size, dtype=np.bool_)
+            elif device.node_selector is None:
+                found = np.zeros(self.size, dtype=np.bool_)  # says nowhere (invalid)
             else:
                 found = self._node_selector_mask(device.node_selector)
             self._shared_masks[position] = found
@@ -271,6 +273,38 @@ class DynamicResources:
             return not_here if not allocated_ok[row] else cannot
 
         return NodeMask(passed, reason)
+
+    def feasible_scalar(self, task: TaskInfo, row: int) -> bool:
+        """The readable reference of ``mask`` for one node (a property test holds the two
+        equal): every claim already allocated is usable on the node, and the others can be
+        allocated from the devices the node reaches, found device by device."""
+        resolved = self.resolve(task)
+        if resolved.error is not None:
+            return True  # PreFilter decides; the mask abstains
+        node = self.ssn.node_list[row]
+        for claim in resolved.claims:
+            allocation = claim.allocation
+            if allocation is None and claim.key in self.pending:
+                allocation = self.pending[claim.key][0]
+            if allocation is None or not allocation.get("nodeSelector"):
+                continue
+            terms = node_selector_terms(allocation["nodeSelector"])
+            if not any(term.matches(node.labels, node.name) for term in terms):
+                return False
+        if not resolved.to_allocate:
+            return True
+        reachable = []
+        for device in self.devices:
+            if device.node_name:
+                here = device.node_name == node.name
+            elif device.all_nodes:
+                here = True
+            else:
+                terms = node_selector_terms(device.node_selector or {})
+                here = any(term.matches(node.labels, node.name) for term in terms)
+            if here:
+                reachable.append(device)
+        return self.allocator.allocate(resolved.to_allocate, reachable, node.name) is not None
 
     # ------------------------------------------------------------------ Score
 
