@@ -15,7 +15,7 @@ Filter, Reserve/Unreserve at the allocate and deallocate events, PreBind at the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,7 +23,8 @@ import numpy as np
 
 from volcano_py.api import dra
 from volcano_py.api.dra_cel import SelectorError
-from volcano_py.api.node_matrix import BoolArray
+from volcano_py.api.node import NodeInfo
+from volcano_py.api.node_matrix import BoolArray, IntArray
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode
 from volcano_py.framework.event import Event, EventHandler
@@ -96,11 +97,19 @@ class DynamicResources:
         self.pending: dict[str, tuple[dict[str, Any], str]] = {}
         self.version = 0
         self._masks: dict[str, tuple[int, NodeMask | None]] = {}
-        # The exact allocations the last Filter found per node row, for Score.
-        self._found: dict[str, dict[int, list[dict[str, Any]]]] = {}
+        # Per task: the exact allocations found per node row, at a session version.
+        self._found: dict[str, tuple[int, dict[int, list[dict[str, Any]] | None]]] = {}
+        self._needs_search: dict[str, bool] = {}
+        self._matches: dict[tuple[str, tuple[str, ...], str], IntArray] = {}
+        # Exclusive devices taken (allocated claims and this session's allocations).
+        self.in_use = np.array(
+            [self.usage.in_use(d.key) and not d.allow_multiple for d in self.devices],
+            dtype=np.bool_,
+        )
 
     def register(self, ssn: Session) -> None:
         ssn.add_predicate_mask_fn(self.plugin, self.mask)
+        ssn.add_task_predicate_fn(self.plugin, self.task_predicate)
         if self._has_prioritized_lists():
             ssn.add_batch_node_order_fn(self.plugin, self.scores)
         ssn.add_event_handler(
@@ -200,22 +209,55 @@ class DynamicResources:
         found.extend(self.devices[p] for p in self.shared if self._reach(p)[row])
         return found
 
-    def _free_counts(
-        self, claim: dra.ClaimInfo, request: dra.DeviceRequest
-    ) -> np.ndarray[Any, Any]:
+    def _matched(self, claim: dra.ClaimInfo, request: dra.DeviceRequest) -> IntArray:
+        """Positions of the devices whose class and request selectors match (and whose taints
+        the request tolerates): selectors do not change in a session, so kept per request
+        shape."""
+        key = (
+            request.class_name,
+            request.selectors,
+            repr(request.tolerations) if request.tolerations else "",
+        )
+        found = self._matches.get(key)
+        if found is None:
+            matching = self.allocator.matching(claim, request, self.devices)
+            found = np.array([self.positions[d.key] for d in matching], dtype=np.intp)
+            self._matches[key] = found
+        return found
+
+    def _free_counts(self, claim: dra.ClaimInfo, request: dra.DeviceRequest) -> IntArray:
         """Per node, how many free devices match ``request`` (an upper bound of what it can
-        get there)."""
-        counts = np.zeros(self.size, dtype=np.int64)
-        for device in self.allocator.matching(claim, request, self.devices):
-            if self.usage.in_use(device.key) and not device.allow_multiple:
-                continue
-            position = self.positions[device.key]
-            row = int(self.device_rows[position])
-            if row >= 0:
-                counts[row] += 1
-            elif not device.node_name:
-                counts += self._reach(position)
+        get there; exact for the simple requests ``_decisive`` admits)."""
+        positions = self._matched(claim, request)
+        free = positions[~self.in_use[positions]]
+        rows = self.device_rows[free]
+        counts: IntArray = np.bincount(rows[rows >= 0], minlength=self.size)[: self.size]
+        for position in free[rows < 0].tolist():
+            if not self.devices[position].node_name:
+                counts = counts + self._reach(position)
         return counts
+
+    def _decisive(self, claims: list[dra.ClaimInfo]) -> bool:
+        """Whether the free-device counts alone decide: each request one plain ``count`` of
+        exclusive devices, without constraints, capacity or admin access, and no two requests
+        able to take the same device."""
+        seen: set[int] = set()
+        for claim in claims:
+            if claim.constraints:
+                return False
+            for request in claim.requests:
+                if len(request.alternatives) != 1:
+                    return False
+                plain = request.alternatives[0]
+                if plain.mode != dra.EXACT_COUNT or plain.capacity or plain.admin_access:
+                    return False
+                positions = self._matched(claim, plain).tolist()
+                if any(self.devices[p].allow_multiple for p in positions):
+                    return False
+                if seen.intersection(positions):
+                    return False
+                seen.update(positions)
+        return True
 
     def mask(self, task: TaskInfo) -> NodeMask | None:
         if not dra.has_claims(task.pod):
@@ -223,16 +265,17 @@ class DynamicResources:
         cached = self._masks.get(task.uid)
         if cached is not None and cached[0] == self.version:
             return cached[1]
-        found = self._compute_mask(task)
+        found, exact = self._compute_mask(task)
         self._masks[task.uid] = (self.version, found)
+        self._needs_search[task.uid] = exact
         return found
 
-    def _compute_mask(self, task: TaskInfo) -> NodeMask | None:
+    def _compute_mask(self, task: TaskInfo) -> tuple[NodeMask | None, bool]:
+        """The vectorised Filter, and whether the exact search must still run per node."""
         resolved = self.resolve(task)
         if resolved.error is not None:
-            return None  # PreFilter said why
+            return None, False  # PreFilter said why
         passed = np.ones(self.size, dtype=np.bool_)
-        reasons: dict[int, Status] = {}
         not_here = Status(StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, dra.ERR_NOT_ON_NODE, PLUGIN)
         for claim in resolved.claims:
             allocation = claim.allocation
@@ -242,6 +285,7 @@ class DynamicResources:
                 passed &= self._node_selector_mask(allocation.get("nodeSelector"))
         allocated_ok = passed.copy()
         cannot = Status(StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, dra.ERR_CANNOT_ALLOCATE, PLUGIN)
+        search = False
         if resolved.to_allocate:
             try:
                 for claim in resolved.to_allocate:
@@ -252,27 +296,53 @@ class DynamicResources:
                             needed = 1 if alternative.mode == dra.ALL else alternative.count
                             possible |= counts >= needed
                         passed &= possible
-                found: dict[int, list[dict[str, Any]]] = {}
-                for row in np.flatnonzero(passed).tolist():
-                    node = self.ssn.node_list[row]
-                    result = self.allocator.allocate(
-                        resolved.to_allocate, self._devices_of(row), node.name
-                    )
-                    if result is None:
-                        passed[row] = False
-                    else:
-                        found[row] = result
-                self._found[task.uid] = found
-            except (SelectorError, dra.AllocationTimeout) as error:
+                search = not self._decisive(resolved.to_allocate)
+            except SelectorError as error:
                 failed = Status(StatusCode.ERROR, str(error), PLUGIN)
-                return NodeMask(np.zeros(self.size, dtype=np.bool_), lambda row: failed)
+                return NodeMask(np.zeros(self.size, dtype=np.bool_), lambda row: failed), False
 
         def reason(row: int) -> Status:
-            if row in reasons:
-                return reasons[row]
             return not_here if not allocated_ok[row] else cannot
 
-        return NodeMask(passed, reason)
+        return NodeMask(passed, reason), search
+
+    def task_predicate(
+        self, task: TaskInfo
+    ) -> Callable[[TaskInfo, NodeInfo], Status | None] | None:
+        """The exact search per node, for the claims the counts cannot decide (it runs only
+        on the nodes the mask passed, until enough are found)."""
+        if not dra.has_claims(task.pod):
+            return None
+        self.mask(task)
+        return self._search if self._needs_search.get(task.uid) else None
+
+    def _search(self, task: TaskInfo, node: NodeInfo) -> Status | None:
+        try:
+            found = self._allocation_on(task, node.row)
+        except (SelectorError, dra.AllocationTimeout) as error:
+            return Status(StatusCode.ERROR, str(error), PLUGIN)
+        if found is None:
+            return Status(
+                StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, dra.ERR_CANNOT_ALLOCATE, PLUGIN
+            )
+        return None
+
+    def _allocation_on(self, task: TaskInfo, row: int) -> list[dict[str, Any]] | None:
+        """The exact allocation of the task's unallocated claims on one node (memoised until
+        the next allocation in the session)."""
+        per_task = self._found.get(task.uid)
+        if per_task is None or per_task[0] != self.version:
+            per_task = self._found[task.uid] = (self.version, {})
+        rows = per_task[1]
+        if row not in rows:
+            resolved = self.resolve(task)
+            node = self.ssn.node_list[row]
+            rows[row] = (
+                self.allocator.allocate(resolved.to_allocate, self._devices_of(row), node.name)
+                if resolved.to_allocate
+                else []
+            )
+        return rows[row]
 
     def feasible_scalar(self, task: TaskInfo, row: int) -> bool:
         """The readable reference of ``mask`` for one node (a property test holds the two
@@ -324,10 +394,12 @@ class DynamicResources:
         found = np.zeros(len(rows))
         if not dra.has_claims(task.pod):
             return found
-        self.mask(task)  # the Filter's allocations, current
-        allocations = self._found.get(task.uid) or {}
         for position, row in enumerate(rows.tolist()):
-            for allocation in allocations.get(int(row), ()):
+            try:
+                allocations = self._allocation_on(task, int(row)) or []
+            except (SelectorError, dra.AllocationTimeout):
+                continue
+            for allocation in allocations:
                 for result in (allocation.get("devices") or {}).get("results") or []:
                     request, slash, sub = str(result.get("request", "")).partition("/")
                     if not slash:
@@ -377,6 +449,7 @@ class DynamicResources:
                 self.pending[claim.key] = (allocation, task.uid)
                 for key, consumed in dra.allocation_devices(allocation):
                     self.usage.add(key, consumed)
+                    self._mark(key)
                 allocations[claim.key] = allocation
         for claim in resolved.claims:
             pending = self.pending.get(claim.key)
@@ -384,6 +457,11 @@ class DynamicResources:
                 allocations[claim.key] = pending[0]
         task.claim_allocations = allocations
         self.version += 1
+
+    def _mark(self, key: dra.DeviceKey) -> None:
+        position = self.positions.get(key)
+        if position is not None and not self.devices[position].allow_multiple:
+            self.in_use[position] = self.usage.in_use(key)
 
     def _deallocate(self, event: Event) -> None:
         task = event.task
@@ -395,5 +473,6 @@ class DynamicResources:
                 del self.pending[key]
                 for device, consumed in dra.allocation_devices(pending[0]):
                     self.usage.remove(device, consumed)
+                    self._mark(device)
         task.claim_allocations = {}
         self.version += 1
