@@ -1,23 +1,27 @@
 """The DRA Filter (a vectorised mask of free-device counts per node, then, for claims the
-counts cannot decide, the exact search per node) agrees with its scalar reference (``feasible_scalar``: devices the node
-reaches, found one by one, then the same search), on random clusters: nodes with labels,
-node-local slices, slices for a label selector or for all nodes, devices of two models, some
-already taken by allocated claims, and claims of one or two requests, with counts, ``All``,
-selectors and a ``matchAttribute`` constraint."""
+counts cannot decide, the exact search per node) agrees with its scalar reference
+(``feasible_scalar``: the devices the node reaches, found one by one, then the same search)
+on random clusters: nodes with labels, node-local slices, slices for a label selector or for
+all nodes, devices of two models, some taken by allocated claims, and claims of one or two
+requests with counts, ``All``, selectors and a ``matchAttribute`` constraint. And the
+``dynamicresources.filterTimeoutSeconds`` argument."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from volcano_py.api.dra_cel import compile_selector
 from volcano_py.api.task import TaskInfo
 from volcano_py.cache.cache import SchedulerCache
+from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
 from volcano_py.framework.session import SchedulingState, close_session, open_session
 from volcano_py.plugins.predicates.dra import DynamicResources
+from volcano_py.plugins.predicates.plugin import PredicatesPlugin
 from volcano_py.scheduler.registry import default_registry
 
 # Compile once before Hypothesis runs: cel-python raises the recursion limit when its
@@ -202,5 +206,36 @@ def test_mask_agrees_with_the_scalar_reference(cluster: dict[str, Any]) -> None:
                 search is None or search(task, node) is None
             )
             assert vectorised == dra.feasible_scalar(task, node.row), node.name
+    finally:
+        close_session(ssn)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "gates", "timeout"),
+    [
+        ({}, {}, 10.0),
+        ({"dynamicresources.filterTimeoutSeconds": 3}, {}, 3.0),
+        ({"dynamicresources.filterTimeoutSeconds": 0}, {}, 0.0),
+        ({"dynamicresources.filterTimeoutSeconds": -1}, {}, 10.0),
+        ({"dynamicresources.filterTimeoutSeconds": 3}, {"DRASchedulerFilterTimeout": False}, 0.0),
+    ],
+)
+def test_filter_timeout_argument(
+    arguments: dict[str, Any], gates: dict[str, bool], timeout: float
+) -> None:
+    """helper.go's setUpDynamicResourcesArgs: whole seconds, a negative value keeps the
+    default (10 s); the DRASchedulerFilterTimeout gate off means no timeout."""
+    cluster = {"racks": ["a"], "slices": [], "requests": [], "constraints": [], "taken": []}
+    cache = SchedulerCache()
+    for kind, obj in _events(cluster):
+        cache.apply_event(kind, "ADDED", obj)
+    conf = SchedulerConf(actions=[], tiers=[Tier([PluginOption.with_flags("predicates")])])
+    state = SchedulingState(kube_feature_gates={"DynamicResourceAllocation": True, **gates})
+    ssn = open_session(cache.snapshot(), conf, default_registry(), cache, state)
+    try:
+        plugin = PredicatesPlugin(Arguments(arguments))
+        found = plugin._dynamic_resources(ssn)
+        assert found is not None
+        assert found.allocator.timeout == timeout
     finally:
         close_session(ssn)

@@ -7,7 +7,7 @@
 * ``predicate.CacheEnable``: changes nothing observable (the static masks are already cached
   per signature); the same session with and without it decides the same.
 * Volume, retired DRA and GPU-sharing arguments: each named in one warning, once
-  (``dynamicresources.filterTimeoutSeconds`` acts: tests/plugins/test_dra.py).
+  (``dynamicresources.filterTimeoutSeconds`` acts: tests/plugins/test_dra_mask.py).
 * ``ARGUMENTS`` lists every key upstream reads.
 """
 
