@@ -133,3 +133,41 @@ def test_capacity_dimension_quota(tmp_path: Path) -> None:
     report, _, _ = simulate(tmp_path, objects)
     assert report["pods"]["default/job-1-worker-0"]["node"] == "n1"
     assert report["pods"]["default/job-2-worker-0"].get("node") is None
+
+
+HIERARCHY_CONF = """actions: "enqueue, allocate"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: capacity
+    enableHierarchy: true
+"""
+
+
+def test_a_parent_queue_limits_its_children(tmp_path: Path) -> None:
+    """Hierarchical mode: the parent's ``deviceclass/`` capability holds for the devices its
+    children's pods claim together (upstream adds a leaf's DRA allocation to its ancestors)."""
+    cluster = _cluster({})
+    cluster[0] = conf_map(HIERARCHY_CONF)
+    cluster[-1] = vqueue(
+        "team", weight=1, capability={"cpu": "8", "deviceclass/gpu.example.com": "2"}
+    )
+    children = [
+        vqueue(name, weight=1, parent="team", capability={"cpu": "4"}) for name in ("a", "b")
+    ]
+    jobs = []
+    for name in ("a", "b"):
+        made = claim(f"{name}-claim", claim_spec(request(count=2)))
+        job = vcjob(
+            f"{name}-job",
+            [task("worker", 1, **pod_claims(claim_name=f"{name}-claim"))],
+            minAvailable=1,
+            queue=name,
+        )
+        jobs += [made, job]
+    report, _, _ = simulate(tmp_path, [*cluster, *children, *jobs])
+    placed = [key for key, entry in report["pods"].items() if entry.get("node")]
+    assert len(placed) == 1

@@ -25,15 +25,13 @@ simulator prints them).
 
 Not ported:
 
-* DRA quota in hierarchical mode is kept on the leaf queue only (upstream also adds the
-  allocation to ancestors whose capability names the class). DRA quota itself
-  (``dra_quota``: ``deviceclass/<class>``, ``<dim>.deviceclass/<class>``) is ported.
 * The ``SchedulingGatesQueueAdmission`` reserved-task cache (an alpha feature gate, off by
   default upstream; the project has no feature gates yet).
 
 The package: ``attributes`` (queue attributes, share, tree paths), ``flat`` and ``hierarchy``
 (building them), ``queue_order``, ``reclaim`` (victims), ``quota`` (preemptive, allocatable,
-enqueue), ``simulate`` (dry-run hooks) and ``plugin`` (the plugin and ``new``).
+enqueue), ``dra_quota`` (DRA quota: ``deviceclass/<class>`` and ``<dim>.deviceclass/<class>``
+capability keys), ``simulate`` (dry-run hooks) and ``plugin`` (the plugin and ``new``).
 """
 
 from __future__ import annotations

@@ -108,17 +108,28 @@ class CapacityPlugin(CapacityState):
         for name in self.queue_attributes:
             queue = ssn.queues.get(name)
             spec = (queue.raw.get("spec") or {}) if queue is not None else {}
-            quota = dra_quota.DraQuota.of_queue(spec)
-            if quota is not None:
-                self.dra_quota[name] = quota
+            queue_quota = dra_quota.DraQuota.of_queue(spec)
+            if queue_quota is not None:
+                self.dra_quota[name] = queue_quota
+        if not self.dra_quota:
+            return
         for job in ssn.jobs.values():
-            quota = self.dra_quota.get(job.queue)
-            if quota is None:
+            quotas = self._dra_path(job.queue)
+            if not quotas:
                 continue
             for status, tasks in job.task_status_index.items():
                 if status in ALLOCATED_STATUSES:
                     for task in tasks.values():
-                        quota.add_task(self.task_dra(task))
+                        for queue_quota in quotas:
+                            queue_quota.add_task(self.task_dra(task))
+
+    def _dra_path(self, queue: str) -> list[dra_quota.DraQuota]:
+        """The DRA quota of the queue and of its ancestors (hierarchical mode), those that
+        have one."""
+        attr = self.queue_attributes.get(queue)
+        if attr is None or not self.dra_quota:
+            return []
+        return [self.dra_quota[a.name] for a in self.path(attr) if a.name in self.dra_quota]
 
     def task_dra(self, task: TaskInfo) -> dict[str, dra_quota.DraAmounts]:
         found = self._dra_claims.get(task.uid)
@@ -129,14 +140,15 @@ class CapacityPlugin(CapacityState):
         return found
 
     def dra_allocatable(self, queue: str, task: TaskInfo) -> bool:
-        quota = self.dra_quota.get(queue)
-        if quota is None:
-            return True
-        wanted = quota.incremental(self.task_dra(task))
-        over = quota.fits(wanted, self.dra_consumable, with_inqueue=False) if wanted else ""
-        if over:
-            log.info("capacity: queue %s: DRA quota %s exceeded by %s", queue, over, task.key)
-        return not over
+        for queue_quota in self._dra_path(queue):
+            wanted = queue_quota.incremental(self.task_dra(task))
+            over = (
+                queue_quota.fits(wanted, self.dra_consumable, with_inqueue=False) if wanted else ""
+            )
+            if over:
+                log.info("capacity: queue %s: DRA quota %s exceeded by %s", queue, over, task.key)
+                return False
+        return True
 
     def dra_job_minimum(self, job: JobInfo) -> dra_quota.DraAmounts:
         pending = sorted(job.tasks.values(), key=lambda t: t.name)
@@ -235,11 +247,18 @@ class CapacityPlugin(CapacityState):
     ) -> Callable[[JobInfo], Vote]:
         def vote(job: JobInfo) -> Vote:
             answer = enqueueable(job)
-            queue_quota = self.dra_quota.get(job.queue)
-            if answer is Vote.REJECT or queue_quota is None:
+            quotas = self._dra_path(job.queue)
+            if answer is Vote.REJECT or not quotas:
                 return answer
             minimum = self.dra_job_minimum(job)
-            over = queue_quota.fits(minimum, self.dra_consumable, with_inqueue=True)
+            over = next(
+                (
+                    found
+                    for queue_quota in quotas
+                    if (found := queue_quota.fits(minimum, self.dra_consumable, with_inqueue=True))
+                ),
+                "",
+            )
             if over:
                 log.info(
                     "capacity: job %s exceeds queue %s DRA capability (%s)",
@@ -254,9 +273,11 @@ class CapacityPlugin(CapacityState):
 
     def job_enqueued(self, job: JobInfo) -> None:
         quota.job_enqueued(self, job)
-        queue_quota = self.dra_quota.get(job.queue)
-        if queue_quota is not None:
-            dra_quota.merge(queue_quota.inqueue, self.dra_job_minimum(job))
+        quotas = self._dra_path(job.queue)
+        if quotas:
+            minimum = self.dra_job_minimum(job)
+            for queue_quota in quotas:
+                dra_quota.merge(queue_quota.inqueue, minimum)
 
     def simulate_allocatable(
         self, state: SimulationState, queue: QueueInfo, task: TaskInfo
@@ -273,8 +294,7 @@ class CapacityPlugin(CapacityState):
             if attr is None:
                 log.warning("capacity: skip event for %s: job or queue unknown", task.key)
                 return
-            queue_quota = self.dra_quota.get(attr.name)
-            if queue_quota is not None:
+            for queue_quota in self._dra_path(attr.name):
                 if allocate:
                     queue_quota.add_task(self.task_dra(task))
                 else:
