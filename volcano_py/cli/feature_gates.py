@@ -137,6 +137,9 @@ def add_feature_gates(parser: argparse._ActionsContainer, acted_on: str) -> None
         action=_MergeGates,
         default={},
         metavar="A=true,B=false",
-        help=f"Volcano's feature gates (defaults: {gates}; also AllAlpha, AllBeta). {acted_on}"
+        help=f"Volcano's feature gates (defaults: {gates}; also AllAlpha, AllBeta) and"
+        " Kubernetes' DRA gates ("
+        + ", ".join(f"{n}={str(v).lower()}" for n, v in KUBE_GATE_DEFAULTS.items())
+        + f"). {acted_on}"
         " Any other gate turned on is accepted and logged as having no effect here.",
     )
