@@ -21,6 +21,7 @@ MODULES: tuple[str, ...] = (
     "forecast",
     "numa",
     "deviceshare",
+    "dra",
     "topology",
     "strict_input",
 )
