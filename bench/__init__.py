@@ -22,6 +22,7 @@ MODULES: tuple[str, ...] = (
     "numa",
     "deviceshare",
     "vnpu",
+    "dra",
     "topology",
     "strict_input",
 )

@@ -44,6 +44,11 @@ ROOTS = {
     "batch/v1/Job": "V1Job",
     "batch/v1/CronJob": "V1CronJob",
     "v1/PersistentVolumeClaim": "V1PersistentVolumeClaim",
+    # DRA (the scheduler's dynamicresources plugin reads them).
+    "resource.k8s.io/v1/DeviceClass": "V1DeviceClass",
+    "resource.k8s.io/v1/ResourceSlice": "V1ResourceSlice",
+    "resource.k8s.io/v1/ResourceClaim": "ResourceV1ResourceClaim",
+    "resource.k8s.io/v1/ResourceClaimTemplate": "V1ResourceClaimTemplate",
 }
 EMBEDDED = ("V1ObjectMeta", "V1PodTemplateSpec", "V1PersistentVolumeClaimSpec")
 
@@ -64,6 +69,11 @@ QUANTITIES = {
     ("V1PersistentVolumeClaimStatus", "allocatedResources"),
     ("V1EmptyDirVolumeSource", "sizeLimit"),
     ("V1ContainerStatus", "allocatedResources"),
+    ("V1DeviceCapacity", "value"),
+    ("V1CapacityRequirements", "requests"),
+    ("V1DeviceRequestAllocationResult", "consumedCapacity"),
+    ("V1Counter", "value"),
+    ("V1CapacityRequestPolicy", "default"),
 }
 
 _LIST = re.compile(r"List\[(.+)\]")

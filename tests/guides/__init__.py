@@ -9,9 +9,6 @@ Guides without a module here, and why:
 
 * how_to_use_network_topology_aware_scheduling's sub-group partition example (3.3.2): sub-group
   topology (being built); the rest of that guide is covered;
-* how_to_enable_dra, how_to_use_dra_quota: DRA claims in scheduling (issue 19 item 4, not built);
-* how_to_use_volcano_vgpu's dynamic MIG and GPU exclusivity sections: not ported (each named in a
-  warning); its HAMi-core sections are covered;
 * how_to_install_standalone_hypernode_controller, how_to_tune_volcano_performance,
   version-compatibility-archive: installation, tuning and release notes, no scheduling
   behaviour to assert (speed is measured in bench/).

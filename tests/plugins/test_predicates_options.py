@@ -7,8 +7,8 @@
   warned; tests/framework/test_conf_check.py).
 * ``predicate.CacheEnable``: changes nothing observable (the static masks are already cached
   per signature); the same session with and without it decides the same.
-* Volume arguments and DRA's filter timeout: each named in one warning, once. The retired
-  GPU-sharing and DRA switches warn nothing.
+* Volume arguments: each named in one warning, once. The retired GPU-sharing and DRA switches
+  warn nothing (``dynamicresources.filterTimeoutSeconds`` acts: tests/plugins/test_dra_mask.py).
 * ``ARGUMENTS`` lists every key upstream reads.
 """
 
@@ -131,7 +131,6 @@ def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
         ("volumebinding.bindTimeoutSeconds", "volumes are not modelled"),
         ("volumebinding.weight", "volumes are not modelled"),
         ("volumebinding.shape", "volumes are not modelled"),
-        ("dynamicresources.filterTimeoutSeconds", "resource claims (DRA)"),
     ],
 )
 def test_unported_arguments_warn_once(

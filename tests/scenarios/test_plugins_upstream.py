@@ -1984,11 +1984,12 @@ def test_capacity_job_enqueued_on_other_plugins_reject(_plugin: str) -> None:
 
 
 CAPACITY_NOT_PORTED = {
-    "TestCapacityPluginDRA / TestParseDRAResourceListCombinesCountAndCapacity / "
-    "TestSharedResourceClaimIsChargedOnce / TestJobEnqueueableChecksDRAWithoutMinResources / "
-    "TestJobEnqueueableAccountsDRAInqueue / TestDRAAllocatableIgnoresInqueue / "
-    "TestJobEnqueuedUpdatesDRAInqueueForDRAOnlyJob / TestCheckDRAAllocatable_overflowRejected": (
-        "DRA (dynamic resource allocation) quota is not implemented in volcano-py"
+    "TestCapacityPluginDRA / TestJobEnqueueableChecksDRAWithoutMinResources / "
+    "TestJobEnqueueableAccountsDRAInqueue / TestJobEnqueuedUpdatesDRAInqueueForDRAOnlyJob": (
+        "DRA quota tables built on Go TaskInfo internals (DRAResreq); the quota is tested in"
+        " tests/plugins/test_capacity_dra.py (TestParseDRAResourceList..., TestSharedResource"
+        "ClaimIsChargedOnce, TestDRAAllocatableIgnoresInqueue, TestCheckDRAAllocatable_overflow"
+        "Rejected transcribed there) and end to end in simulate"
     ),
     "Test_updateQueueAttrShare / Test_buildHierarchicalQueueAttrs_nilSafety": (
         "white-box tests of Go internals (queueAttr struct), covered by the action-driven tables"

@@ -309,7 +309,7 @@ def test_strict_counts_input_warnings_too(tmp_path, capsys):
     """docs/simulate.md: with --strict every warning is an error, a kind not simulated too."""
     extra = tmp_path / "extra.yaml"
     extra.write_text(
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+        "apiVersion: example.com/v1\nkind: Widget\n"
         "metadata: {name: c, namespace: default}\n"
     )
     code, _, err = simulate(capsys, CLUSTER, str(extra))

@@ -153,6 +153,10 @@ class TaskInfo:
     # Node locks (annotation names, ``api.node_lock``) the binder takes on the task's node
     # before the Binding: deviceshare's NodeLockEnable.
     bind_node_locks: tuple[str, ...] = ()
+    # DRA: what the bind writes into the pod's ResourceClaims, by claim key (namespace/name):
+    # the allocation the session made, or None for a claim allocated before (only reserved
+    # for the pod). Empty for a pod without claims.
+    claim_allocations: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any], request: Resource | None = None) -> TaskInfo:
@@ -246,6 +250,7 @@ class TaskInfo:
             dict(self.pod_annotations),
             self.derived,
             self.bind_node_locks,
+            dict(self.claim_allocations) if self.claim_allocations else {},
         )
         return copy
 

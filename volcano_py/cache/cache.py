@@ -8,6 +8,7 @@ statuses, node rows) without ever deep-copying pods.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from volcano_py import metrics
+from volcano_py.api.dra import DraStore
 from volcano_py.api.hypernode import HyperNodeSpecError, HyperNodeStore, HyperNodeTree
 from volcano_py.api.job import JobInfo, PodGroupInfo
 from volcano_py.api.namespace import NamespaceCollection, QuotaSpecError, QuotaStatus
@@ -55,6 +57,11 @@ KINDS: Final = frozenset(
         "PodDisruptionBudget",
         "ResourceQuota",
         "ConfigMap",
+        # resource.k8s.io/v1 (DRA)
+        "DeviceClass",
+        "ResourceSlice",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
     }
 )
 # The key of a device configuration ConfigMap (HAMi's and Volcano's device-config.yaml).
@@ -172,6 +179,8 @@ class SchedulerCache:
     # says which a node brings.
     ignored_resources: frozenset[str] = frozenset()
     ignored_resources_rule: IgnoredResourcesRule | None = None
+    # DRA: DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates.
+    dra: DraStore = field(default_factory=DraStore)
     # Jobs forgotten while a session runs (from its snapshot to its close), as (uid, name,
     # queue, namespace): the session still holds them, and its plugins and close write their
     # per-job series again after the cache removed them. Not kept outside a session (a
@@ -498,6 +507,17 @@ class SchedulerCache:
             collection = self.namespace_collection[namespace] = NamespaceCollection(namespace)
         collection.update(name, status)
 
+    def _on_dra(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> None:
+        deleted = event_type == DELETED
+        if kind == "DeviceClass":
+            self.dra.on_class(deleted, obj)
+        elif kind == "ResourceSlice":
+            self.dra.on_slice(deleted, obj)
+        elif kind == "ResourceClaim":
+            self.dra.on_claim(deleted, obj)
+        else:
+            self.dra.on_template(deleted, obj)
+
     # ------------------------------------------------------------------ snapshot
 
     def job_priority(self, job: JobInfo) -> int:
@@ -552,6 +572,7 @@ class SchedulerCache:
                 },
                 device_configs=dict(self.device_configs),
                 mindcluster_config_maps=dict(self.mindcluster_config_maps),
+                dra=None if self.dra.empty else self.dra.snapshot(),
             )
 
     # ---- node metrics
@@ -599,6 +620,9 @@ class SchedulerCache:
                 self._remove_task(bound)
                 self._add_task(cached)
                 raise CacheBindError(f"pod {task.key}: {error}") from error
+            consumer = {"resource": "pods", "name": task.name, "uid": task.uid}
+            for claim_key, allocation in task.claim_allocations.items():
+                self.dra.assume(claim_key, allocation or {}, consumer)
         self.binder.bind(task, task.node_name)
 
     def evict(self, task: TaskInfo, reason: str) -> None:
@@ -670,7 +694,7 @@ class SchedulerCache:
         self.recorder.record(kind, namespace, name, event_type, reason, message)
 
 
-_HANDLERS: Final = {
+_HANDLERS: Final[dict[str, Callable[[SchedulerCache, str, Mapping[str, Any]], None]]] = {
     "Pod": SchedulerCache._on_pod,
     "Node": SchedulerCache._on_node,
     "PodGroup": SchedulerCache._on_pod_group,
@@ -682,3 +706,7 @@ _HANDLERS: Final = {
     "ResourceQuota": SchedulerCache._on_resource_quota,
     "ConfigMap": SchedulerCache._on_config_map,
 }
+for _dra_kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"):
+    _HANDLERS[_dra_kind] = functools.partial(
+        lambda kind, cache, event_type, obj: cache._on_dra(kind, event_type, obj), _dra_kind
+    )

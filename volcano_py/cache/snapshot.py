@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.dra import DraSnapshot
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import JobInfo
 from volcano_py.api.namespace import NamespaceInfo
@@ -40,3 +41,6 @@ class ClusterSnapshot:
     device_configs: dict[str, str] = field(default_factory=dict)
     # MindCluster's device-info, NodeD and ClusterD ConfigMaps, raw, by ``namespace/name``.
     mindcluster_config_maps: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # DRA objects (devices, classes, claims), or None when the cluster has none: a cluster
+    # without DRA pays nothing for it.
+    dra: DraSnapshot | None = None

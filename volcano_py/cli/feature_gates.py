@@ -14,10 +14,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from volcano_py.api.dra import KUBE_GATE_DEFAULTS, KUBE_GATES_LOCKED
+
 _TRUE: Final = frozenset({"1", "t", "T", "true", "TRUE", "True"})
 _FALSE: Final = frozenset({"0", "f", "F", "false", "FALSE", "False"})
 
-# Volcano's gates and their defaults (all alpha upstream).
+# Volcano's gates and their defaults (all alpha upstream). The Kubernetes gates DRA reads
+# (``api.dra.KUBE_GATE_DEFAULTS``) are accepted too, as Volcano's scheduler accepts every
+# Kubernetes gate.
 DEFAULTS: Final[Mapping[str, bool]] = {
     "WorkLoadSupport": True,
     "VolcanoJobSupport": True,
@@ -40,7 +44,13 @@ class FeatureGates:
 
     explicit: Mapping[str, bool]
 
+    def kube_gates(self) -> dict[str, bool]:
+        """The Kubernetes gates the scheduler's plugins read (DRA's), defaults overridden."""
+        return {gate: self.explicit.get(gate, on) for gate, on in KUBE_GATE_DEFAULTS.items()}
+
     def enabled(self, gate: str) -> bool:
+        if gate in KUBE_GATE_DEFAULTS:
+            return self.explicit.get(gate, KUBE_GATE_DEFAULTS[gate])
         if gate not in DEFAULTS:
             raise KeyError(f"unknown feature gate {gate}")
         if gate in self.explicit:
@@ -76,7 +86,8 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
         name, value = name.strip(), value.strip()
         if not sep:
             raise ValueError(f"missing bool value for {name}")
-        if name not in DEFAULTS and name not in (_ALL_ALPHA, _ALL_BETA):
+        known = name in DEFAULTS or name in KUBE_GATE_DEFAULTS
+        if not known and name not in (_ALL_ALPHA, _ALL_BETA):
             raise ValueError(f"unrecognized feature gate: {name}")
         if value in _TRUE:
             gates[name] = True
@@ -84,6 +95,14 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
             gates[name] = False
         else:
             raise ValueError(f"invalid value of {name}={value}, err: not a boolean")
+        # Volcano registers Kubernetes' gates too (k8s.io/kubernetes v1.36): a GA gate locked
+        # to its default cannot be set otherwise.
+        default = KUBE_GATE_DEFAULTS.get(name)
+        if name in KUBE_GATES_LOCKED and gates[name] != default:
+            raise ValueError(
+                f"cannot set feature gate {name} to {str(gates[name]).lower()}, feature is"
+                f" locked to {str(default).lower()}"
+            )
     return gates
 
 
@@ -118,6 +137,9 @@ def add_feature_gates(parser: argparse._ActionsContainer, acted_on: str) -> None
         action=_MergeGates,
         default={},
         metavar="A=true,B=false",
-        help=f"Volcano's feature gates (defaults: {gates}; also AllAlpha, AllBeta). {acted_on}"
+        help=f"Volcano's feature gates (defaults: {gates}; also AllAlpha, AllBeta) and"
+        " Kubernetes' DRA gates ("
+        + ", ".join(f"{n}={str(v).lower()}" for n, v in KUBE_GATE_DEFAULTS.items())
+        + f"). {acted_on}"
         " Any other gate turned on is accepted and logged as having no effect here.",
     )

@@ -43,7 +43,17 @@ if TYPE_CHECKING:
 HELP = "run the scheduler against a Kubernetes cluster (Volcano's vc-scheduler)"
 
 # The gates this process acts on (the rest are logged as having no effect when given).
-GATES_ACTED_ON = ("PriorityClass", "PodDisruptionBudgetsSupport", "ResourceTopology")
+GATES_ACTED_ON = (
+    "PriorityClass",
+    "PodDisruptionBudgetsSupport",
+    "ResourceTopology",
+    "DynamicResourceAllocation",
+    "DRAConsumableCapacity",
+    "DRADeviceTaints",
+    "DRASchedulerFilterTimeout",
+    "DRAAdminAccess",
+    "DRAPrioritizedList",
+)
 # Volcano's sharding modes; only "none" exists here.
 SHARDING_MODES = ("none", "hard", "soft")
 
@@ -347,5 +357,6 @@ def _options(args: argparse.Namespace) -> SchedulerOptions:
         pprof=bool(args.enable_pprof),
         pod_disruption_budgets=gates.enabled("PodDisruptionBudgetsSupport"),
         resource_topology=gates.enabled("ResourceTopology"),
+        kube_feature_gates=gates.kube_gates(),
         health_ssl=health_tls(args.ca_cert_file, args.tls_cert_file, args.tls_private_key_file),
     )

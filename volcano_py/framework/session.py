@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
+from volcano_py.api.dra import KUBE_GATE_DEFAULTS, QueueDraUsage
 from volcano_py.api.hypernode import HyperNodeTree
 from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
 from volcano_py.api.node import NodeInfo
@@ -115,6 +116,8 @@ class SchedulingState:
     # Set, session uids are UUIDs drawn from it, as upstream's are random: a simulation of an
     # earlier run's output must not take that run's transitionIDs for its own sessions'.
     uid_salt: str = ""
+    # Kubernetes feature gates the plugins read (DRA's), as ``--feature-gates`` left them.
+    kube_feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(KUBE_GATE_DEFAULTS))
 
     def session_uid(self) -> str:
         if not self.uid_salt:
@@ -168,6 +171,8 @@ class Session:
         self.numa_info = snapshot.numa_info
         self.device_configs = snapshot.device_configs
         self.mindcluster_config_maps = snapshot.mindcluster_config_maps
+        # DRA devices, classes and claims (None: the cluster has none).
+        self.dra = snapshot.dra
         # One vectorised sum over the session's rows, converted once (not a Resource per node).
         self.total_resource = self.matrix.index.resource(
             self.matrix.allocatable.sum(axis=0),
@@ -896,6 +901,14 @@ def _record_job_status_event(ssn: Session, job: JobInfo, pod_group_written: bool
 
 def _update_queue_status(ssn: Session) -> None:
     allocated: dict[str, Resource] = {name: Resource() for name in ssn.queues}
+    # DRA: ``deviceclass/<class>`` and ``<dim>.deviceclass/<class>`` in status.allocated, a
+    # shared claim once per queue (upstream's session_dra_queue_status.go).
+    gates = ssn.state.kube_feature_gates
+    dra_usage = (
+        QueueDraUsage(ssn.dra, gates.get("DRAConsumableCapacity", True))
+        if ssn.dra is not None and gates.get("DynamicResourceAllocation", True)
+        else None
+    )
     has_root = ROOT_QUEUE in ssn.queues
     chains: dict[str, list[Resource]] = {}
     for job in ssn.jobs.values():
@@ -911,6 +924,10 @@ def _update_queue_status(ssn: Session) -> None:
                 resreq = task.resreq
                 for total in chain:
                     total.add(resreq)
+                if dra_usage is not None and task.pod.get("spec", {}).get("resourceClaims"):
+                    dra_usage.add(task, _queue_chain_names(ssn, job.queue, has_root))
+    if dra_usage is not None:
+        dra_usage.write_into(allocated)
     for name, total in allocated.items():
         listed = total.to_list()
         previous = ssn.queues[name].allocated_status
@@ -919,6 +936,21 @@ def _update_queue_status(ssn: Session) -> None:
             continue
         ssn.queues[name].allocated_status = listed
         ssn.sink.update_queue_status(name, total)
+
+
+def _queue_chain_names(ssn: Session, queue: str, has_root: bool) -> list[str]:
+    """The queue and its ancestors up to root (root only when the session has it)."""
+    names = [queue]
+    seen = {queue}
+    current = ssn.queues.get(queue)
+    while has_root and current is not None and current.name != ROOT_QUEUE:
+        parent = current.parent or ROOT_QUEUE
+        if parent in seen or parent not in ssn.queues:
+            break
+        names.append(parent)
+        seen.add(parent)
+        current = ssn.queues.get(parent)
+    return names
 
 
 def _usage_chain(

@@ -316,8 +316,8 @@ def _schema_checker(node: Mapping[str, Any]) -> Checker:
         return check_object
     if isinstance(extra, Mapping):
         check_value = _schema_checker(extra)
-        return lambda value: type(value) is not dict or all(
-            check_value(item) for item in value.values()
+        return lambda value: (
+            type(value) is not dict or all(check_value(item) for item in value.values())
         )
     if isinstance(items, Mapping):
         check_item = _schema_checker(items)

@@ -110,6 +110,8 @@ class BindRequest:
     # Node locks to take before the Binding, and the value written once taken.
     node_locks: tuple[str, ...] = ()
     lock_value: str = ""
+    # DRA: claim name -> the allocation to write (None: already allocated, only reserve).
+    claims: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -151,6 +153,7 @@ class LiveBinder:
         recorder: EventRecorder | None = None,
         assume_timeout: float = 60.0,
         clock: Callable[[], float] = time.time,
+        restore_claim: Callable[[str], None] = lambda key: None,
     ) -> None:
         self.api = api
         self.loop = loop
@@ -163,6 +166,9 @@ class LiveBinder:
         self.assume_timeout = assume_timeout
         # The wall clock the node locks are stamped and judged with.
         self.clock = clock
+        # Puts the watched version of a claim back in the cache (after a failed PreBind the
+        # cache must not go on holding the allocation it assumed).
+        self.restore_claim = restore_claim
         self.stats = BindStats()
         self._queue: asyncio.Queue[BindRequest] = asyncio.Queue()
         self._in_flight = 0
@@ -181,6 +187,10 @@ class LiveBinder:
             annotations={k: v for k, v in task.pod_annotations.items() if current.get(k) != v},
             created=str(meta.get("creationTimestamp") or ""),
             node_locks=task.bind_node_locks,
+            claims={
+                key.split("/", 1)[1]: allocation
+                for key, allocation in task.claim_allocations.items()
+            },
         )
         self.feed.assume(request.key, request.uid, node_name)
         self.stats.queued += 1
@@ -233,6 +243,10 @@ class LiveBinder:
             if refusal is not None:
                 await self._refused(request, refusal)
                 return
+        if request.claims and not await self._reserve_claims(request):
+            if request.lock_value:
+                await self._unlock_node(request)
+            return
         metadata: dict[str, Any] = {"name": request.name, "namespace": request.namespace}
         if request.uid:
             metadata["uid"] = request.uid
@@ -351,6 +365,48 @@ class LiveBinder:
             )
         self.feed.forget(request.key)
         await self._resync(request.key)
+    async def _reserve_claims(self, request: BindRequest) -> bool:
+        """kube-scheduler's dynamicresources PreBind: each claim gets the allocation the
+        session made (unless it has one) and the pod in ``reservedFor``, optimistically
+        (resourceVersion), re-read on a conflict. False: the bind is abandoned."""
+        consumer = {"resource": "pods", "name": request.name, "uid": request.uid}
+        for name, allocation in sorted(request.claims.items()):
+            key = f"{request.namespace}/{name}"
+            path = f"/apis/resource.k8s.io/v1/namespaces/{request.namespace}/resourceclaims/{name}"
+            for attempt in range(1, self.attempts + 1):
+                try:
+                    claim = await self.api.request("GET", path)
+                    status = dict(claim.get("status") or {})
+                    if allocation is not None and status.get("allocation") is None:
+                        status["allocation"] = allocation
+                    elif allocation is not None and status.get("allocation") != allocation:
+                        raise ApiError("PATCH", path, 409, "claim allocated meanwhile")
+                    reserved = list(status.get("reservedFor") or [])
+                    if any(r.get("uid") == request.uid for r in reserved):
+                        break
+                    reserved.append(consumer)
+                    body = {
+                        "metadata": {"resourceVersion": claim["metadata"]["resourceVersion"]},
+                        "status": {
+                            "allocation": status.get("allocation"),
+                            "reservedFor": reserved,
+                        },
+                    }
+                    await self.api.request(
+                        "PATCH", path + "/status", body, content_type=MERGE_PATCH
+                    )
+                    break
+                except ApiError as error:
+                    if (error.conflict or error.transient) and attempt < self.attempts:
+                        self.stats.retries += 1
+                        await asyncio.sleep(0.1 * attempt)
+                        continue
+                    log.warning("bind %s: claim %s not reserved: %s", request.key, key, error)
+                    for claim_name in request.claims:
+                        self.restore_claim(f"{request.namespace}/{claim_name}")
+                    await self._failed(request, error)
+                    return False
+        return True
 
     async def _failed(self, request: BindRequest, error: ApiError) -> None:
         if request.lock_value:

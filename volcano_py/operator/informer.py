@@ -82,6 +82,18 @@ RESOURCE_QUOTA: Final = ResourceKind("ResourceQuota", "/api/v1", "resourcequotas
 # For deviceshare's device configuration and MindCluster's device info (the cache keeps only
 # those ConfigMaps).
 CONFIG_MAP: Final = ResourceKind("ConfigMap", "/api/v1", "configmaps", True)
+# DRA (resource.k8s.io/v1, served by Kubernetes 1.34+): optional, an older API server has none.
+_DRA_API: Final = "/apis/resource.k8s.io/v1"
+DEVICE_CLASS: Final = ResourceKind("DeviceClass", _DRA_API, "deviceclasses", False, optional=True)
+RESOURCE_SLICE: Final = ResourceKind(
+    "ResourceSlice", _DRA_API, "resourceslices", False, optional=True
+)
+RESOURCE_CLAIM: Final = ResourceKind(
+    "ResourceClaim", _DRA_API, "resourceclaims", True, optional=True
+)
+RESOURCE_CLAIM_TEMPLATE: Final = ResourceKind(
+    "ResourceClaimTemplate", _DRA_API, "resourceclaimtemplates", True, optional=True
+)
 # Nodes first: pods then land on known nodes rather than placeholders.
 WATCHED_KINDS: Final = (
     NODE,
@@ -92,6 +104,10 @@ WATCHED_KINDS: Final = (
     PDB,
     RESOURCE_QUOTA,
     CONFIG_MAP,
+    DEVICE_CLASS,
+    RESOURCE_SLICE,
+    RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_CLAIM,
     POD_GROUP,
     POD,
 )

@@ -22,6 +22,13 @@ CLUSTER_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
     ("nodeinfo.volcano.sh", "numatopologies", frozenset({"list", "watch"})),
     ("scheduling.k8s.io", "priorityclasses", frozenset({"list", "watch"})),
     ("policy", "poddisruptionbudgets", frozenset({"list", "watch"})),
+    # DRA: the devices, their classes and the claims; at bind, a claim's allocation and
+    # reservedFor are written (kube-scheduler's dynamicresources PreBind).
+    ("resource.k8s.io", "deviceclasses", frozenset({"list", "watch"})),
+    ("resource.k8s.io", "resourceslices", frozenset({"list", "watch"})),
+    ("resource.k8s.io", "resourceclaimtemplates", frozenset({"list", "watch"})),
+    ("resource.k8s.io", "resourceclaims", frozenset({"get", "list", "watch"})),
+    ("resource.k8s.io", "resourceclaims/status", frozenset({"patch"})),
 )
 # (API group, resource, verbs) in the Lease's namespace, with leader election on.
 LEADER_ELECTION_RULES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (

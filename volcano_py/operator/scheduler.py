@@ -25,10 +25,11 @@ import ssl
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.dra import KUBE_GATE_DEFAULTS
 from volcano_py.api.types import DEFAULT_QUEUE, DEFAULT_SCHEDULER_NAME, ROOT_QUEUE
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.node_selector import NodeSelector
@@ -78,6 +79,8 @@ class SchedulerOptions:
     pod_disruption_budgets: bool = True
     # The ResourceTopology feature gate: watch Numatopologies for the numa-aware plugin.
     resource_topology: bool = True
+    # The Kubernetes feature gates the plugins read (DRA's), as --feature-gates left them.
+    kube_feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(KUBE_GATE_DEFAULTS))
     # --ca-cert-file, --tls-cert-file, --tls-private-key-file: /healthz over TLS.
     health_ssl: ssl.SSLContext | None = None
     shutdown_grace: float = 5.0
@@ -119,7 +122,11 @@ class LiveScheduler:
             registry,
             options.schedule_period,
             may_schedule=self.may_schedule,
-            state=SchedulingState(clock=time.time, feasibility=options.feasibility),
+            state=SchedulingState(
+                clock=time.time,
+                feasibility=options.feasibility,
+                kube_feature_gates=dict(options.kube_feature_gates),
+            ),
             on_cycle=self._on_cycle,
         )
         self.stop_requested = threading.Event()
@@ -148,6 +155,14 @@ class LiveScheduler:
 
     def synced(self) -> bool:
         return self.informers is not None and self.informers.synced()
+
+    def _restore_claim(self, key: str) -> None:
+        informers = self.informers
+        if informers is None or "ResourceClaim" not in informers.by_kind:
+            return
+        watched = informers["ResourceClaim"].objects.get(key)
+        if watched is not None:
+            self.cache.apply_event("ResourceClaim", "MODIFIED", watched)
 
     def may_schedule(self) -> bool:
         return not self.stop_requested.is_set() and self.synced() and self.is_leader
@@ -265,6 +280,7 @@ class LiveScheduler:
                 concurrency=options.bind_concurrency,
                 may_write=self.may_write,
                 recorder=self.recorder,
+                restore_claim=self._restore_claim,
             )
             binder = self.binder
             self.recorder.defer = lambda: binder.pending > 0

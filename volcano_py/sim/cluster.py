@@ -44,6 +44,8 @@ NAMESPACED: Final = frozenset(
         "JobTemplate",
         "CronJob",
         "CronJob.batch",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
     }
 )
 # Kubernetes' batch Job and CronJob are kept apart from Volcano's (the same kind names).
@@ -196,6 +198,7 @@ class InMemoryCluster:
         added = {k: v for k, v in task.pod_annotations.items() if annotations.get(k) != v}
         annotations.update(added)
         self.bind_annotations[task.key] = added
+        self._reserve_claims(task)
         self.binds[task.key] = node_name
         self.changes += 1
         self.update(pod)
@@ -224,6 +227,22 @@ class InMemoryCluster:
         for lock_name in locks:
             annotations[lock_name] = timestamp(self.clock())
         self.update(node)
+    def _reserve_claims(self, task: TaskInfo) -> None:
+        """The dynamicresources plugin's PreBind: each claim gets the allocation the session
+        made (if it had none) and the pod in ``reservedFor``."""
+        for claim_key, allocation in task.claim_allocations.items():
+            claim = self.get("ResourceClaim", claim_key)
+            if claim is None:
+                continue
+            claim = revised(claim, "status")
+            status = claim["status"]
+            if allocation is not None and not status.get("allocation"):
+                status["allocation"] = copy.deepcopy(allocation)
+            reserved = list(status.get("reservedFor") or [])
+            if not any(r.get("uid") == task.uid for r in reserved):
+                reserved.append({"resource": "pods", "name": task.name, "uid": task.uid})
+            status["reservedFor"] = reserved
+            self.update(claim)
 
     # ------------------------------------------------------------------ Evictor
 

@@ -48,6 +48,7 @@ from volcano_py.sim.cluster import (
 from volcano_py.sim.forecast import Forecast
 from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
+from volcano_py.sim.resource_claims import ResourceClaimController
 from volcano_py.sim.runtimes import (
     DEADLINE_MESSAGE,
     DEADLINE_REASON,
@@ -118,6 +119,7 @@ class Simulation:
     _timer_order: itertools.count[int] = field(default_factory=itertools.count, init=False)
     # CronJob key -> when it next wants a sync (its next schedule time).
     cron_due: dict[str, float] = field(default_factory=dict, init=False)
+    claims: ResourceClaimController = field(init=False)
 
     def __post_init__(self) -> None:
         self.time = self.clock.offset
@@ -126,6 +128,7 @@ class Simulation:
         self.forecast.now = self.forecast.previous = self.time
         self.kubelet = SimKubelet(seed=self.seed)
         self.workloads = WorkloadControllers(self.cluster, self.seed, lambda: self.time)
+        self.claims = ResourceClaimController(self.cluster, self.seed)
         self.cache = SchedulerCache(
             scheduler_names=self.scheduler_names,
             binder=self.cluster,
@@ -188,6 +191,7 @@ class Simulation:
                 self._pods_seen[key] = new
                 self._pods_changed.add(key)
             self.forecast.on_pod(key, old, new)
+            self.claims.on_pod(key, new)
             annotations = (obj.get("metadata") or {}).get("annotations") or {}
             if new is not None and GROUP_NAME_ANNOTATION not in annotations:
                 self._ungrouped_pods.add(key)
@@ -368,6 +372,7 @@ class Simulation:
         for _when, job_key, request in due:
             self._request(job_key, request)
         self.workloads.sync()  # Deployment -> ReplicaSet -> pods in one go
+        self.claims.sync()
         self._run_cronjobs()
         for _ in range(CONTROLLER_PASSES):
             self._run_jobflows()

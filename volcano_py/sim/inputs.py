@@ -65,7 +65,15 @@ CORE_KINDS: Final = {
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
     "ResourceQuota": "v1",
+    # DRA: the devices a driver publishes, their classes, and the claims pods make on them.
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceSlice": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
 }
+DRA_KINDS: Final = frozenset(
+    {"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"}
+)
 CONF_KEY: Final = "volcano-scheduler.conf"
 # Kubernetes is supported up to 150,000 pods in a cluster ("Considerations for large
 # clusters", kubernetes.io/docs/setup/best-practices/cluster-large/). Neither the API server
@@ -200,6 +208,56 @@ def _check_strict_fields(document: Document, api_version: str) -> None:
     meta_problems = metadata_problems(document.obj)
     if meta_problems:
         raise document.error("", meta_problems[0])
+
+
+def _check_dra(document: Document, obj: Mapping[str, Any]) -> None:
+    """What the API server checks of a DRA object beyond its fields: every CEL selector
+    compiles, every request names a device class (or alternatives that do)."""
+    from volcano_py.api.dra_cel import selector_problem
+
+    spec = obj.get("spec") or {}
+    prefix = "spec."
+    if document.kind == "ResourceClaimTemplate":
+        spec, prefix = (spec.get("spec") or {}), "spec.spec."
+
+    def check_selectors(selectors: Any, where: str) -> None:
+        for index, selector in enumerate(selectors or []):
+            expression = ((selector or {}).get("cel") or {}).get("expression")
+            if not isinstance(expression, str) or not expression:
+                raise document.error(f"{where}[{index}].cel.expression", "Required value")
+            problem = selector_problem(expression)
+            if problem is not None:
+                raise document.error(f"{where}[{index}].cel.expression", problem)
+
+    if document.kind == "DeviceClass":
+        check_selectors(spec.get("selectors"), "spec.selectors")
+        return
+    if document.kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+        return
+    for index, request in enumerate((spec.get("devices") or {}).get("requests") or []):
+        where = f"{prefix}devices.requests[{index}]"
+        request = request or {}
+        alternatives = request.get("firstAvailable")
+        exactly = request.get("exactly")
+        if bool(alternatives) == bool(exactly):
+            raise document.error(where, "exactly one of `exactly` or `firstAvailable` is required")
+        options = (
+            [(f"{where}.exactly", exactly)]
+            if exactly
+            else [
+                (f"{where}.firstAvailable[{i}]", a or {}) for i, a in enumerate(alternatives or [])
+            ]
+        )
+        for at, option in options:
+            if not option.get("deviceClassName"):
+                raise document.error(f"{at}.deviceClassName", "Required value")
+            mode = option.get("allocationMode") or "ExactCount"
+            if mode not in ("ExactCount", "All"):
+                raise document.error(
+                    f"{at}.allocationMode",
+                    f'Unsupported value: "{mode}": supported values: "All", "ExactCount"',
+                )
+            check_selectors(option.get("selectors"), f"{at}.selectors")
 
 
 def _warn(result: SimInput, message: str) -> None:
@@ -465,6 +523,9 @@ def read_inputs(
                 obj = _default_node(document)
             elif kind == "ResourceQuota":
                 obj = _check_resource_quota(document)
+            elif kind in DRA_KINDS:
+                obj = copy.deepcopy(document.obj)
+                _check_dra(document, obj)
             elif kind == "PriorityClass":
                 obj = copy.deepcopy(document.obj)
                 if not isinstance(obj.get("value"), int) or isinstance(obj.get("value"), bool):

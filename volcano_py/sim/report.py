@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from volcano_py.api.resource import Resource
@@ -187,7 +187,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         if spec.get("capability"):
             entry["capability"] = dict(spec["capability"])
         queues[name] = entry
-    return {
+    report: dict[str, Any] = {
         "cycles": sim.cycles,
         "binds": dict(sorted(cluster.binds.items())),
         "evictions": list(cluster.evictions),
@@ -201,6 +201,32 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "_forecast": _forecast(sim, pod_groups),
         "_cycles_run": sim.cycles_run,
     }
+    claims = _resource_claims(cluster.items("ResourceClaim"))
+    if claims:
+        report["resourceClaims"] = claims
+    return report
+
+
+def _resource_claims(items: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """DRA: each claim's devices (``driver/pool/device``), the node its allocation is bound
+    to, and the pods it is reserved for (docs/simulate.md, "DRA")."""
+    found: dict[str, Any] = {}
+    for key, claim in items:
+        status = claim.get("status") or {}
+        allocation = status.get("allocation") or {}
+        results = (allocation.get("devices") or {}).get("results") or []
+        entry: dict[str, Any] = {
+            "allocated": [f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results]
+        }
+        for term in (allocation.get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
+            for field_ in term.get("matchFields") or []:
+                if field_.get("key") == "metadata.name" and field_.get("values"):
+                    entry["node"] = field_["values"][0]
+        reserved = [str(r.get("name")) for r in status.get("reservedFor") or []]
+        if reserved:
+            entry["reservedFor"] = reserved
+        found[key] = entry
+    return found
 
 
 def _starts(sim: Simulation) -> dict[str, str]:
@@ -297,6 +323,12 @@ def render_table(
                 lines.append(f"    {key}: {report['unschedulable'][key]}")
     if report["evictions"]:
         lines += ["", "EVICTIONS"] + [f"  {key}" for key in report["evictions"]]
+    if report.get("resourceClaims"):
+        lines += ["", "RESOURCE CLAIMS"]
+        for key, claim in report["resourceClaims"].items():
+            devices = ", ".join(claim["allocated"]) or "not allocated"
+            users = ", ".join(claim.get("reservedFor") or [])
+            lines.append(f"  {key}: {devices}" + (f" (for {users})" if users else ""))
     lines += ["", "POD GROUPS"]
     width = max((len(k) for k in report["podgroups"]), default=10)
     for key, pod_group in report["podgroups"].items():

@@ -353,9 +353,7 @@ class JobController:
                 return None
             raise
 
-    async def _create_pods(
-        self, job_key: str, templates: Sequence[Obj], namespace: str
-    ) -> None:
+    async def _create_pods(self, job_key: str, templates: Sequence[Obj], namespace: str) -> None:
         """All of them at once, as upstream's syncJob creates a job's pods in parallel: one by
         one, a 500-pod job took minutes on a busy API server. The client's QPS limit still
         paces the requests. The first error (after every create has finished) is raised, so

@@ -25,16 +25,13 @@ simulator prints them).
 
 Not ported:
 
-* Dynamic Resource Allocation quota (``deviceclass/<class>`` counts and
-  ``<dim>.deviceclass/<class>`` capacities, ``capacity.DynamicResourceAllocationEnable``,
-  ``capacity.DRAConsumableCapacityEnable``): the scheduler has no ResourceClaim model. Such
-  names in a queue spec are dropped like any non-resource name; asking for DRA is logged.
 * The ``SchedulingGatesQueueAdmission`` reserved-task cache (an alpha feature gate, off by
   default upstream; the project has no feature gates yet).
 
 The package: ``attributes`` (queue attributes, share, tree paths), ``flat`` and ``hierarchy``
 (building them), ``queue_order``, ``reclaim`` (victims), ``quota`` (preemptive, allocatable,
-enqueue), ``simulate`` (dry-run hooks) and ``plugin`` (the plugin and ``new``).
+enqueue), ``dra_quota`` (DRA quota: ``deviceclass/<class>`` and ``<dim>.deviceclass/<class>``
+capability keys), ``simulate`` (dry-run hooks) and ``plugin`` (the plugin and ``new``).
 """
 
 from __future__ import annotations

@@ -13,12 +13,13 @@ from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
+from volcano_py.api.types import ALLOCATED_STATUSES, Vote
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import SimulationState
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import plugin_option
-from volcano_py.plugins.capacity import queue_order, quota, reclaim, simulate
+from volcano_py.plugins.capacity import dra_quota, queue_order, quota, reclaim, simulate
 from volcano_py.plugins.capacity.attributes import PLUGIN_NAME, CapacityState
 from volcano_py.plugins.capacity.flat import build_flat, real_capability
 from volcano_py.plugins.capacity.hierarchy import build_hierarchical
@@ -39,6 +40,9 @@ class CapacityPlugin(CapacityState):
     def __init__(self, arguments: Arguments) -> None:
         super().__init__(name=PLUGIN_NAME)
         self.arguments = arguments
+        self.dra_enabled = False
+        self.dra_consumable = False
+        self.dra_quota: dict[str, dra_quota.DraQuota] = {}
 
     # ------------------------------------------------------------------ public reads
 
@@ -83,9 +87,72 @@ class CapacityPlugin(CapacityState):
             )
             level = 0
         self.ancestor_reclaim_level = level
-        for key in (DRA_ENABLE_KEY, DRA_CONSUMABLE_CAPACITY_KEY):
-            if self.arguments.get_bool(key, False):
-                self.arguments.warn(f"{key} is not supported; DRA quota is not enforced")
+
+    def _open_dra_quota(self, ssn: Session) -> None:
+        """The queues' DRA quota (``deviceclass/<class>`` keys), on with
+        ``capacity.DynamicResourceAllocationEnable`` (default: the DynamicResourceAllocation
+        gate), capacity dimensions with ``capacity.DRAConsumableCapacityEnable`` (default:
+        the DRAConsumableCapacity gate)."""
+        gates = ssn.state.kube_feature_gates
+        self.dra_enabled = self.arguments.get_bool(
+            DRA_ENABLE_KEY, gates.get("DynamicResourceAllocation", True)
+        )
+        self.dra_consumable = self.arguments.get_bool(
+            DRA_CONSUMABLE_CAPACITY_KEY, gates.get("DRAConsumableCapacity", True)
+        )
+        self.dra_quota = {}
+        self._dra_claims: dict[str, dict[str, dra_quota.DraAmounts]] = {}
+        self._dra_snapshot = ssn.dra
+        if not self.dra_enabled or ssn.dra is None:
+            return
+        for name in self.queue_attributes:
+            queue = ssn.queues.get(name)
+            spec = (queue.raw.get("spec") or {}) if queue is not None else {}
+            queue_quota = dra_quota.DraQuota.of_queue(spec)
+            if queue_quota is not None:
+                self.dra_quota[name] = queue_quota
+        if not self.dra_quota:
+            return
+        for job in ssn.jobs.values():
+            quotas = self._dra_path(job.queue)
+            if not quotas:
+                continue
+            for status, tasks in job.task_status_index.items():
+                if status in ALLOCATED_STATUSES:
+                    for task in tasks.values():
+                        for queue_quota in quotas:
+                            queue_quota.add_task(self.task_dra(task))
+
+    def _dra_path(self, queue: str) -> list[dra_quota.DraQuota]:
+        """The DRA quota of the queue and of its ancestors (hierarchical mode), those that
+        have one."""
+        attr = self.queue_attributes.get(queue)
+        if attr is None or not self.dra_quota:
+            return []
+        return [self.dra_quota[a.name] for a in self.path(attr) if a.name in self.dra_quota]
+
+    def task_dra(self, task: TaskInfo) -> dict[str, dra_quota.DraAmounts]:
+        found = self._dra_claims.get(task.uid)
+        if found is None:
+            found = self._dra_claims[task.uid] = dra_quota.task_claims(
+                task, self._dra_snapshot, self.dra_consumable
+            )
+        return found
+
+    def dra_allocatable(self, queue: str, task: TaskInfo) -> bool:
+        for queue_quota in self._dra_path(queue):
+            wanted = queue_quota.incremental(self.task_dra(task))
+            over = (
+                queue_quota.fits(wanted, self.dra_consumable, with_inqueue=False) if wanted else ""
+            )
+            if over:
+                log.info("capacity: queue %s: DRA quota %s exceeded by %s", queue, over, task.key)
+                return False
+        return True
+
+    def dra_job_minimum(self, job: JobInfo) -> dra_quota.DraAmounts:
+        pending = sorted(job.tasks.values(), key=lambda t: t.name)
+        return dra_quota.job_minimum(pending, job.min_available, self.task_dra)
 
     def on_session_open(self, ssn: Session) -> None:
         self._parse_arguments()
@@ -106,11 +173,14 @@ class CapacityPlugin(CapacityState):
             self._record_metrics(ssn)
             ssn.add_queue_order_fn(self.name, self.flat_queue_order)
 
+        self._open_dra_quota(ssn)
         ssn.add_reclaimable_fn(self.name, reclaim.reclaimable_fn(self, ssn))
         ssn.add_unified_evictable_fn(self.name, reclaim.gang_evictable_fn(self, ssn))
         ssn.add_preemptive_fn(self.name, self.preemptive)
         ssn.add_allocatable_fn(self.name, self.allocatable)
-        ssn.add_job_enqueueable_fn(self.name, quota.job_enqueueable_fn(self, ssn))
+        ssn.add_job_enqueueable_fn(
+            self.name, self._with_dra_enqueue(quota.job_enqueueable_fn(self, ssn))
+        )
         ssn.add_job_enqueued_fn(self.name, self.job_enqueued)
         simulate.register_simulation(self, ssn)
         ssn.add_event_handler(
@@ -168,10 +238,46 @@ class CapacityPlugin(CapacityState):
         return quota.preemptive(self, queue, candidates)
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        return quota.allocatable(self, queue, task)
+        if not quota.allocatable(self, queue, task):
+            return False
+        return not self.dra_quota or self.dra_allocatable(queue.name, task)
+
+    def _with_dra_enqueue(
+        self, enqueueable: Callable[[JobInfo], Vote]
+    ) -> Callable[[JobInfo], Vote]:
+        def vote(job: JobInfo) -> Vote:
+            answer = enqueueable(job)
+            quotas = self._dra_path(job.queue)
+            if answer is Vote.REJECT or not quotas:
+                return answer
+            minimum = self.dra_job_minimum(job)
+            over = next(
+                (
+                    found
+                    for queue_quota in quotas
+                    if (found := queue_quota.fits(minimum, self.dra_consumable, with_inqueue=True))
+                ),
+                "",
+            )
+            if over:
+                log.info(
+                    "capacity: job %s exceeds queue %s DRA capability (%s)",
+                    job.uid,
+                    job.queue,
+                    over,
+                )
+                return Vote.REJECT
+            return answer
+
+        return vote
 
     def job_enqueued(self, job: JobInfo) -> None:
         quota.job_enqueued(self, job)
+        quotas = self._dra_path(job.queue)
+        if quotas:
+            minimum = self.dra_job_minimum(job)
+            for queue_quota in quotas:
+                dra_quota.merge(queue_quota.inqueue, minimum)
 
     def simulate_allocatable(
         self, state: SimulationState, queue: QueueInfo, task: TaskInfo
@@ -188,6 +294,11 @@ class CapacityPlugin(CapacityState):
             if attr is None:
                 log.warning("capacity: skip event for %s: job or queue unknown", task.key)
                 return
+            for queue_quota in self._dra_path(attr.name):
+                if allocate:
+                    queue_quota.add_task(self.task_dra(task))
+                else:
+                    queue_quota.remove_task(self.task_dra(task))
             # Only the leaf's share is refreshed, as upstream: ancestors keep the share of
             # session open for the queue order, their allocation is kept current.
             for level in self.path(attr):

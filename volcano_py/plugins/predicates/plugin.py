@@ -11,6 +11,10 @@ Registers, in Volcano's filter order:
   depends on the pods placed so far: NodePorts, then InterPodAffinity (including existing
   pods' anti-affinity);
 * an EventHandler that keeps the session's view of each node's pods current;
+* DRA (kube-scheduler's dynamicresources, ``dra``): its PreFilter in the PrePredicateFn, its
+  Filter as a PredicateMaskFn, Reserve/Unreserve at the allocate events; on with the
+  DynamicResourceAllocation feature gate, ``dynamicresources.filterTimeoutSeconds`` bounding
+  the device search per node;
 * for topology-aware preemption's dry run (``simulation``): the PrePredicateFn also seeds the
   task's simulation state, and SimulateAddTaskFn / SimulateRemoveTaskFn / SimulatePredicateFn
   move victims in and out of the InterPodAffinity state and filter with it.
@@ -24,7 +28,7 @@ cache hit's failure "plugin equivalence cache predicates failed"; here the real 
 
 Not ported, and each said once in the log when the configuration names it (``UNPORTED``): the
 volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding and its ``volumebinding.*``
-arguments) and DRA's filter timeout (no volumes or resource claims are modelled).
+arguments: no volumes are modelled).
 
 Retired (``RETIRED_ARGUMENTS``, see framework.conf_check): arguments Volcano's predicates plugin
 reads no more though its guides still set them, inert here as there: the GPU switches Volcano
@@ -42,6 +46,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
+from volcano_py.api.dra import DEFAULT_FILTER_TIMEOUT as DEFAULT_DRA_FILTER_TIMEOUT
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import Status, StatusCode
@@ -56,6 +61,7 @@ from volcano_py.plugins._kube_scheduling.selectors import name_conflict
 from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
 from volcano_py.plugins._kube_scheduling.topology_spread import PLUGIN as POD_TOPOLOGY_SPREAD
 from volcano_py.plugins._kube_scheduling.topology_spread import TopologySpread
+from volcano_py.plugins.predicates.dra import DynamicResources
 from volcano_py.plugins.predicates.masks import PodCountMask, StaticFilters, StaticMasks
 from volcano_py.plugins.predicates.ports import PortTracker
 from volcano_py.plugins.predicates.simulation import PredicatesSimulation
@@ -85,7 +91,6 @@ PROPORTIONAL_RESOURCES: Final = "predicate.resources"
 PROPORTIONAL_PREFIX: Final = PROPORTIONAL_RESOURCES + "."
 
 _NO_VOLUMES: Final = "volumes are not modelled by volcano-py, so this filter does not exist here"
-_NO_DRA: Final = "resource claims (DRA) are not modelled by volcano-py"
 # Arguments upstream reads (or once read) for what volcano-py does not model: each is named in
 # a warning, once per process, when a configuration sets it, and then has no effect.
 UNPORTED: Final[Mapping[str, str]] = {
@@ -95,7 +100,6 @@ UNPORTED: Final[Mapping[str, str]] = {
     VOLUME_BINDING_TIMEOUT: _NO_VOLUMES,
     VOLUME_BINDING_WEIGHT: _NO_VOLUMES,
     VOLUME_BINDING_SHAPE: _NO_VOLUMES,
-    DRA_FILTER_TIMEOUT: _NO_DRA,
 }
 _warned: set[str] = set()
 
@@ -215,6 +219,7 @@ class PredicatesPlugin:
         simulation = (
             PredicatesSimulation(self.name, pod_affinity) if pod_affinity is not None else None
         )
+        dynamic_resources = self._dynamic_resources(ssn)
 
         def pre_predicate(task: TaskInfo) -> Status | None:
             if not SIDECAR_CONTAINERS_ENABLED and any(
@@ -242,6 +247,10 @@ class PredicatesPlugin:
                         f" pod: obtaining pod's hard topology spread constraints: {error}",
                         self.name,
                     )
+            if dynamic_resources is not None:
+                status = dynamic_resources.pre_predicate(task)
+                if status is not None:
+                    return status
             if simulation is not None:
                 simulation.seed(ssn, task)
             return None
@@ -283,9 +292,26 @@ class PredicatesPlugin:
         if spread is not None:
             ssn.add_predicate_mask_fn(self.name, spread.mask)
         ssn.add_task_predicate_fn(self.name, task_predicate)
+        if dynamic_resources is not None:
+            dynamic_resources.register(ssn)
         if simulation is not None:
             # With inter-pod affinity off upstream's Simulate* functions all pass.
             simulation.register(ssn)
+
+    def _dynamic_resources(self, ssn: Session) -> DynamicResources | None:
+        """kube-scheduler's dynamicresources plugin, on with the DynamicResourceAllocation
+        gate (``predicate.DynamicResourceAllocationEnable`` is no longer read), for a cluster
+        that has DRA objects at all."""
+        gates = ssn.state.kube_feature_gates
+        if ssn.dra is None or not gates.get("DynamicResourceAllocation", True):
+            return None
+        timeout = DEFAULT_DRA_FILTER_TIMEOUT
+        seconds = self.arguments.get_int(DRA_FILTER_TIMEOUT, -1)
+        if seconds >= 0:
+            timeout = float(seconds)
+        if not gates.get("DRASchedulerFilterTimeout", True):
+            timeout = 0.0
+        return DynamicResources(ssn, self.name, timeout, gates)
 
     def on_session_close(self, ssn: Session) -> None:
         return None
@@ -300,6 +326,7 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
         POD_AFFINITY_ENABLE,
         POD_TOPOLOGY_SPREAD_ENABLE,
         CACHE_ENABLE,
+        DRA_FILTER_TIMEOUT,
     }
 )
 # Read by Volcano for what volcano-py does not model: the conf checks name each as having no
