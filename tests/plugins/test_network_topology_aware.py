@@ -16,7 +16,6 @@ with upstream's tolerance, 0.1.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -1572,9 +1571,9 @@ def test_init_hyper_node_resource_cache_upstream() -> None:
             "hypernode.binpack.resources.example.com/foo": 5,
         },
     )
-    started = time.perf_counter()
+    # Upstream prints how long this takes; here speed is bench/'s business (bench topology),
+    # never a timed assertion.
     ssn, _ = open_case(case)
-    elapsed = time.perf_counter() - started
     plugin = ssn.plugins[PLUGIN_NAME]
     assert isinstance(plugin, NetworkTopologyAwarePlugin)
     per_node_allocatable = ssn.matrix.allocatable[0]
@@ -1588,9 +1587,6 @@ def test_init_hyper_node_resource_cache_upstream() -> None:
             assert np.allclose(plugin.used[h], nodes * per_node_used)
     root = membership.index[CLUSTER_TOP_HYPER_NODE]
     assert np.allclose(plugin.used[root], node_count * per_node_used)
-    # Upstream prints the time; a session open with 246 HyperNodes over 2000 nodes must not
-    # cost seconds.
-    assert elapsed < 5.0
 
 
 # ---------------------------------------------------------------------------- gradients
