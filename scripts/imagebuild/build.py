@@ -4,6 +4,7 @@ archive. Prints the archive's path on its last line of stdout; progress goes to 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -84,6 +85,15 @@ def base_layer(cache: Path, refresh: bool, epoch: int) -> tuple[Path, Layer, lis
 
 
 def build(out: Path, reference: str, cache: Path, refresh: bool) -> Path:
+    """One build at a time per cache (`make image` and the test may run together): a second
+    waits, then finds the base layer made."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build(out, reference, cache, refresh)
+
+
+def _build(out: Path, reference: str, cache: Path, refresh: bool) -> Path:
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise SystemExit(
             "build-image: needs an x86_64 Linux host (the image's own amd64 Python "

@@ -49,14 +49,24 @@ def run(rootfs: Path, args: Sequence[str], quiet: bool = False) -> None:
 
 
 # compileall's workers would start new interpreters through sys.executable, which is not
-# runnable without the loader: one process, py_compile per file.
+# runnable without the loader: one process. A module that is a link to an absolute path (Debian's
+# sitecustomize.py -> /etc/python3.X/...) is compiled from the root filesystem's target, which
+# compileall would look for on the host.
 _COMPILE = """
-import compileall, py_compile, sys
-root, strip = sys.argv[1], sys.argv[2]
+import compileall, importlib.util, os, py_compile, sys
+root = sys.argv[1]
+mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
 ok = True
-for directory in sys.argv[3:]:
-    ok &= bool(compileall.compile_dir(directory, quiet=1, stripdir=strip, prependdir="/",
-        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, workers=1))
+for directory in sys.argv[2:]:
+    ok &= bool(compileall.compile_dir(directory, quiet=1, stripdir=root, prependdir="/",
+                                      invalidation_mode=mode, workers=1))
+    for base, _dirs, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(base, name)
+            if name.endswith(".py") and os.path.islink(path) and os.readlink(path).startswith("/"):
+                py_compile.compile(root + os.readlink(path), importlib.util.cache_from_source(path),
+                                   dfile="/" + os.path.relpath(path, root), doraise=True,
+                                   invalidation_mode=mode)
 sys.exit(0 if ok else 1)
 """
 
@@ -67,4 +77,4 @@ def compile_bytecode(python_root: Path, tree_root: Path, directories: Sequence[s
     files' mtimes (the layers fix them), never re-checked against the source (the image's
     files do not change)."""
     targets = [str(tree_root / d.lstrip("/")) for d in directories]
-    run(python_root, ["-c", _COMPILE, str(tree_root), str(tree_root), *targets])
+    run(python_root, ["-c", _COMPILE, str(tree_root), *targets])
