@@ -54,8 +54,8 @@ test-deploy: setup
 	  $(BIN)/pytest tests/cluster/test_deploy_install.py
 
 lint: setup
-	$(BIN)/ruff check volcano_py tests bench e2e
-	$(BIN)/mypy --strict volcano_py
+	$(BIN)/ruff check volcano_py tests bench e2e scripts
+	$(BIN)/mypy --strict volcano_py scripts/imagebuild
 	$(BIN)/lint-imports
 
 ## Regenerate crds/*.yaml from the pydantic models (a test fails when they drift).
