@@ -35,6 +35,9 @@ def environment(rootfs: Path) -> dict[str, str]:
     }
     env["PYTHONHOME"] = str(rootfs / "usr")
     env["PYTHONNOUSERSITE"] = "1"
+    # What it imports must not leave timestamp .pyc files (with the build's paths) behind for
+    # compileall to take as up to date.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -59,7 +62,7 @@ mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
 ok = True
 for directory in sys.argv[2:]:
     ok &= bool(compileall.compile_dir(directory, quiet=1, stripdir=root, prependdir="/",
-                                      invalidation_mode=mode, workers=1))
+                                      invalidation_mode=mode, workers=1, force=True))
     for base, _dirs, files in os.walk(directory):
         for name in files:
             path = os.path.join(base, name)

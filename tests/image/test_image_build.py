@@ -84,6 +84,30 @@ def test_archive_is_an_oci_layout_and_a_docker_archive_of_the_same_image(image: 
     assert sum(layer["size"] for layer in layers) < MAX_COMPRESSED_BYTES
 
 
+def test_containerd_imports_it_and_the_docker_archive_reader_validates_it(
+    image: BuiltImage, tmp_path: Path
+) -> None:
+    """What `kind load image-archive` runs on the node (containerd's archive importer), and a
+    docker-archive reader (go-containerregistry's, reading manifest.json as the classic
+    `docker load` does), both real code built from their Go modules by
+    scripts/archive-check-bin.sh."""
+    built = subprocess.run(["bash", str(ROOT / "scripts" / "archive-check-bin.sh")],
+                           capture_output=True, text=True, timeout=1800)  # fmt: skip
+    if built.returncode == 3:
+        if os_environ_ci():
+            pytest.fail(f"CI=true and the archive checker cannot be built: {built.stderr}")
+        pytest.skip(built.stderr.strip())
+    assert built.returncode == 0, built.stderr
+    checker = built.stdout.splitlines()[-1]
+    checked = subprocess.run([checker, str(image.archive), str(tmp_path / "content")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
+    (imported,) = json.loads(checked.stdout)["images"]
+    assert imported["name"] == f"docker.io/library/volcano-py:{__version__}"
+    assert imported["manifest"] == image.oci_manifest
+    assert imported["diff_ids"] == image.config["rootfs"]["diff_ids"]
+
+
 def test_config_runs_volcano_py_as_the_unprivileged_user(image: BuiltImage) -> None:
     config = image.config["config"]
     assert config["User"] == f"{spec.USER_ID}:{spec.GROUP_ID}" and spec.USER_ID != 0
