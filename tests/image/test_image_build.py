@@ -1,9 +1,10 @@
 """`make image` proven without a container engine: the archive it writes is a well-formed OCI
-layout and docker-archive (digests, diff_ids, the name deploy/ uses), and the image, unpacked
-as a runtime unpacks it, runs volcano-py as its unprivileged user with only its own Python:
-`--version`, a bundled example simulated (the same report as the host's), and the three
-processes' `--help`. The build is timed and the image's size recorded in the test's output
-(docs: README's "Installing in a cluster")."""
+layout and docker-archive (digests, diff_ids, the name deploy/ uses) that containerd's importer
+(`kind load image-archive`) and a docker-archive reader accept, and the image, unpacked as a
+runtime unpacks it, runs volcano-py as its unprivileged user with only its own Python (no pip,
+no shell): `--version`, a bundled example simulated (the same report as the host's), and the
+three processes' and the certificate Job's `--help`. The build's time and the image's size
+are printed (`-s`; README's "Development" records them)."""
 
 from __future__ import annotations
 
@@ -124,11 +125,13 @@ def test_version(image: BuiltImage) -> None:
 
 def test_only_the_images_python_as_its_user(image: BuiltImage) -> None:
     probe = (
-        "import json, os, ssl, sys, volcano_py;"
+        "import importlib.util, json, os, ssl, sys, volcano_py;"
         "print(json.dumps({'uid': os.getuid(), 'gid': os.getgid(), 'exe': sys.executable,"
         " 'version': sys.version_info[:2], 'path': sys.path, 'package': volcano_py.__file__,"
         " 'cas': ssl.create_default_context().cert_store_stats()['x509_ca'],"
-        " 'root_writable': os.access('/', os.W_OK)}))"
+        " 'root_writable': os.access('/', os.W_OK),"
+        " 'pip': importlib.util.find_spec('pip') is not None,"
+        " 'shell': os.path.exists('/bin/sh')}))"
     )
     seen = json.loads(image.run([spec.PYTHON, "-c", probe]).stdout)
     assert (seen["uid"], seen["gid"]) == (spec.USER_ID, spec.GROUP_ID)
@@ -141,6 +144,7 @@ def test_only_the_images_python_as_its_user(image: BuiltImage) -> None:
     )
     assert seen["cas"] > 100  # the CA bundle: TLS to Prometheus or an extender verifies
     assert seen["root_writable"] is False
+    assert not seen["pip"] and not seen["shell"]  # the build's tools stayed in the build
 
 
 def test_simulate_a_bundled_example_as_the_host_does(image: BuiltImage) -> None:
@@ -153,7 +157,10 @@ def test_simulate_a_bundled_example_as_the_host_does(image: BuiltImage) -> None:
     assert json.loads(inside.stdout)["binds"]
 
 
-@pytest.mark.parametrize("process", ["scheduler", "controllers", "webhooks"])
+# The three Deployments' processes, and the certificate Job's command.
+@pytest.mark.parametrize(
+    "process", ["scheduler", "controllers", "webhooks", "gen-admission-secret"]
+)
 def test_process_entrypoints_start(image: BuiltImage, process: str) -> None:
     shown = image.run([process, "--help"])
     assert shown.stdout.startswith(f"usage: volcano-py {process}")
