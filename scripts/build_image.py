@@ -10,7 +10,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from imagebuild.build import main
+try:
+    from imagebuild.build import main
+except ImportError as error:  # installer, a dev dependency: make setup installs it
+    sys.exit(f"build-image: {error}; run it with the project's virtualenv (make image)")
 
 if __name__ == "__main__":
     sys.exit(main())

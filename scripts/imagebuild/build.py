@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from . import debian, oci, rootfs, spec, wheels
+from . import debian, oci, rootfs, spec, target_python, wheels
 from .fetch import log
 from .layer import Layer, write_layer
 
@@ -67,8 +67,6 @@ def base_layer(cache: Path, refresh: bool, epoch: int) -> tuple[Path, Layer, lis
     shutil.rmtree(cache / "base", ignore_errors=True)  # older keys: one base is kept
     work = where.with_name(where.name + ".part")
     rootfs.assemble(debs, work / "rootfs")
-    from . import target_python
-
     target_python.compile_bytecode(
         work / "rootfs", work / "rootfs", [f"/usr/lib/python{spec.PYTHON_VERSION}"]
     )

@@ -59,8 +59,12 @@ def _verified_release(suite: Suite, cache: Path, refresh: bool) -> str:
     path = cache / f"{suite.name}.InRelease"
     stale = not path.exists() or time.time() - path.stat().st_mtime > INDEX_MAX_AGE_SECONDS
     if refresh or stale:
-        path.unlink(missing_ok=True)
-        download(f"{suite.mirror}/dists/{suite.name}/InRelease", path)
+        try:
+            download(f"{suite.mirror}/dists/{suite.name}/InRelease", path, fresh=True)
+        except SystemExit as error:
+            if not path.exists():
+                raise
+            log(f"{error}; using the cached {suite.name} index")
     if shutil.which("gpgv") and KEYRING.exists():
         checked = subprocess.run(
             ["gpgv", "--keyring", str(KEYRING), str(path)], capture_output=True, text=True

@@ -24,9 +24,10 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def download(url: str, dest: Path, sha256: str | None = None) -> Path:
-    """`dest` holding `url`'s content; reused when it is already there with the right hash."""
-    if dest.exists() and (sha256 is None or sha256_of(dest) == sha256):
+def download(url: str, dest: Path, sha256: str | None = None, fresh: bool = False) -> Path:
+    """`dest` holding `url`'s content; reused when it is already there with the right hash
+    (or any content, when no hash is known), unless `fresh` asks for it again."""
+    if not fresh and dest.exists() and (sha256 is None or sha256_of(dest) == sha256):
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + f".part{os.getpid()}")

@@ -17,7 +17,7 @@ from installer.destinations import SchemeDictionaryDestination
 from installer.sources import WheelFile
 
 from . import spec, target_python
-from .fetch import download, log, sha256_of
+from .fetch import download, log
 
 # Resolutions are repeated from the cached wheels alone for a day (offline, seconds), then
 # against PyPI again (newer dependency releases); `--refresh` goes to PyPI at once.
@@ -171,7 +171,3 @@ def install_wheels(wheels: list[Wheel], rootfs: Path, stage: Path) -> None:
 
 def describe(wheels: list[Wheel]) -> str:
     return " ".join(f"{w.name}=={w.version}" for w in wheels)
-
-
-def digest_of(wheels: list[Wheel]) -> str:
-    return " ".join(sha256_of(w.path) for w in wheels)
