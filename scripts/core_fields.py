@@ -68,16 +68,8 @@ QUANTITIES = {
 
 _LIST = re.compile(r"List\[(.+)\]")
 _DICT = re.compile(r"Dict\[str, (.+)\]")
-_SCALARS = {
-    "str": "str",
-    "int": "int",
-    "float": "float",
-    "bool": "bool",
-    "datetime": "datetime",
-    "date": "datetime",
-    "object": "object",
-    "bytes": "str",
-}
+_SCALARS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "datetime": "datetime",
+            "date": "datetime", "object": "object", "bytes": "str"}
 
 
 def _spell(client_type: str, quantity: bool, pending: list[str]) -> str:
