@@ -12,12 +12,18 @@ When the binaries are missing, a cluster test is skipped with the reason, except
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
 from e2e.controlplane import BIN_DIR_ENV, BUILD_HINT, bin_dir_from_env, missing_binaries
 
 CLUSTER_FIXTURE = "control_plane"
+
+# scripts/ importable: the tests check the manifests and the built image against the image's
+# spec (scripts/imagebuild/spec.py), the one place its user, entrypoint and Python are named.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 
 def cluster_unavailable_reason() -> str | None:

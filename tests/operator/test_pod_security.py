@@ -1,17 +1,18 @@
 """Every workload in deploy/ meets the Kubernetes "restricted" Pod Security Standard and runs
-as the Dockerfile's user under a read-only root filesystem, whose only writable paths are
+as the image's user (scripts/imagebuild/spec.py, what `make image` writes in the image's
+config) under a read-only root filesystem, whose only writable paths are
 emptyDirs (the API server's PodSecurity admission accepting them is proven by
 tests/cluster/test_least_privilege.py)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from imagebuild import spec
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -48,12 +49,9 @@ def containers(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from spec.get(key) or []
 
 
-def dockerfile_user() -> tuple[int, int]:
-    """The final stage's ``USER uid:gid``."""
-    users = re.findall(r"^USER\s+(\d+):(\d+)\s*$", (ROOT / "Dockerfile").read_text(), re.M)
-    assert users, "the Dockerfile must end with a numeric USER uid:gid"
-    uid, gid = users[-1]
-    return int(uid), int(gid)
+def image_user() -> tuple[int, int]:
+    """The image config's numeric ``User`` (tests/image checks the built image carries it)."""
+    return spec.USER_ID, spec.GROUP_ID
 
 
 WORKLOADS = workloads()
@@ -69,19 +67,17 @@ def test_deploy_has_the_three_processes() -> None:
     } <= {w["metadata"]["name"] for w in WORKLOADS}
 
 
-def test_dockerfile_runs_as_a_non_root_user_and_writes_no_bytecode() -> None:
-    uid, gid = dockerfile_user()
+def test_image_runs_as_a_non_root_user_and_writes_no_bytecode() -> None:
+    uid, gid = image_user()
     assert uid != 0 and gid != 0
-    text = (ROOT / "Dockerfile").read_text()
-    assert re.search(r"^ENV .*PYTHONDONTWRITEBYTECODE=1", text, re.M)
-    assert f"--uid {uid}" in text and f"--gid {gid}" in text
+    assert spec.ENVIRONMENT["PYTHONDONTWRITEBYTECODE"] == "1"
 
 
 @pytest.mark.parametrize("workload", WORKLOADS, ids=IDS)
 def test_restricted_pod_security_standard(workload: dict[str, Any]) -> None:
     """The restricted profile's checks (pod-security-standards), each container's effective
     setting being its own or else the pod's."""
-    uid, gid = dockerfile_user()
+    uid, gid = image_user()
     spec = pod_spec(workload)
     pod = spec.get("securityContext") or {}
     for flag in ("hostNetwork", "hostPID", "hostIPC"):
