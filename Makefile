@@ -12,7 +12,7 @@ IMAGE   ?= volcano-py:$(VERSION)
 IMAGE_ARCHIVE ?= build/$(subst /,_,$(subst :,_,$(IMAGE))).tar
 
 .PHONY: setup demo test test-unit test-cluster test-deploy test-image lint crds crds-check bench \
-	bench-e2e bench-churn cluster image e2e clean
+	bench-e2e bench-churn bench-side-by-side bench-controller-rate bench-restart cluster image e2e clean
 
 setup: $(SETUP)
 
