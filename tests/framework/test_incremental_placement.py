@@ -213,10 +213,11 @@ def run_session(
 
 def reference(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch every shortcut off: full fit recomputation, per-mask gathers, vectorised
-    scoring of every stale row."""
+    scoring of every stale row, node-uniform scores added as vectors."""
     monkeypatch.setattr(node_selection, "_COMBINE_SHARE", 0)
     monkeypatch.setattr(nodeorder, "_SCALAR_ROWS", 0)
     monkeypatch.setattr(node_matrix, "_SCALAR_ROWS", 0)
+    monkeypatch.setattr(nodeorder, "_UNIFORM_SCORES", False)
 
 
 def assert_same_decisions(

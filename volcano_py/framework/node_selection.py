@@ -168,6 +168,9 @@ class PredicateHelper:
             found_rows = order[np.asarray(found_positions, dtype=np.intp)]
         ssn.state.next_start_index = (start + examined) % total
 
+        if not group and len(found_rows):
+            # Nothing to remember and nothing to explain: skip the pass over the failures.
+            return found_rows, fit_errors
         failed = np.flatnonzero(~passed[:examined])
         if group and len(failed):
             if role is None:
