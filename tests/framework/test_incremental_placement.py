@@ -213,10 +213,13 @@ def run_session(
 
 def reference(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch every shortcut off: full fit recomputation, per-mask gathers, vectorised
-    scoring of every stale row."""
+    scoring of every stale row, node-uniform scores added as vectors, the node list rotated
+    before every search."""
     monkeypatch.setattr(node_selection, "_COMBINE_SHARE", 0)
+    monkeypatch.setattr(node_selection, "_UNROTATED", False)
     monkeypatch.setattr(nodeorder, "_SCALAR_ROWS", 0)
     monkeypatch.setattr(node_matrix, "_SCALAR_ROWS", 0)
+    monkeypatch.setattr(nodeorder, "_UNIFORM_SCORES", False)
 
 
 def assert_same_decisions(
@@ -249,3 +252,35 @@ def test_clusters_past_the_feasible_node_limit_place_alike_on_both_paths(
     """Above 200 nodes only the first feasible nodes from a rotating start are scored, so
     the window moves between tasks: the cached masks must follow it."""
     assert_same_decisions(cluster, conf_for(binpack, False), seed)
+
+
+# ---------------------------------------------------------------- the unrotated search
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=40), st.integers(0, 100), st.integers(1, 45))
+def test_first_in_rotation_equals_the_rotated_scan(
+    passed: list[bool], start: int, wanted: int
+) -> None:
+    """The rows found and the count examined, from the passing rows in node order, equal
+    those of rotating the node list to the start and scanning it."""
+    total = len(passed)
+    shift = start % total
+    rows = np.arange(total, dtype=np.intp)
+    order = np.concatenate((rows[shift:], rows[:shift]))
+    rotated = np.array(passed)[order]
+    positions = np.flatnonzero(rotated)
+    if len(positions) >= wanted:
+        examined = int(positions[wanted - 1]) + 1
+        positions = positions[:wanted]
+    else:
+        examined = total
+    found = node_selection._first_in_rotation(
+        np.flatnonzero(np.array(passed)), shift, wanted, total
+    )
+    if not len(positions):
+        assert found is None
+        return
+    assert found is not None
+    assert found[0].tolist() == order[positions].tolist()
+    assert found[1] == examined

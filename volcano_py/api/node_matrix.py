@@ -102,6 +102,7 @@ class NodeMatrix:
         "pipelined",
         "releasing",
         "size",
+        "touched",
         "used",
         "versions",
     )
@@ -121,6 +122,10 @@ class NodeMatrix:
         # per request shape can refresh only the rows written since it was computed.
         self.generation = 0
         self.versions: IntArray = np.zeros(rows, dtype=np.intp)
+        # The rows written, in order, one entry per generation since the log was last
+        # cleared: a cache that saw the log up to some length refreshes only the rows after
+        # it, without comparing every row's version (a placement writes one row of 5k).
+        self.touched: list[int] = []
 
     # ------------------------------------------------------------------ shape
 
@@ -148,6 +153,12 @@ class NodeMatrix:
         """Record that ``row`` was written (every accounting write calls this)."""
         self.generation += 1
         self.versions[row] = self.generation
+        touched = self.touched
+        if len(touched) >= _TOUCH_LOG_LIMIT:
+            # A long-lived matrix (the cache's) must not grow the log forever; readers that
+            # find it shorter than they saw fall back to comparing versions.
+            touched.clear()
+        touched.append(row)
 
     def fit_width(self) -> None:
         """Grow the columns to the index (after new resource names were registered)."""
@@ -354,15 +365,28 @@ class FitCache:
         versions = matrix.versions
         if entry is None or len(entry[0]) != len(versions) or not self.incremental:
             mask = self._compute(future, wanted, columns, slice(None))
-            self._entries[key] = (mask, versions.copy(), [matrix.generation])
+            self._entries[key] = (mask, versions.copy(), [matrix.generation, len(matrix.touched)])
             return mask
         mask, stamps, seen = entry
         if seen[0] != matrix.generation:
-            stale = np.flatnonzero(stamps != versions)
+            touched = matrix.touched
+            logged = len(touched)
+            if seen[1] <= logged and logged - seen[1] == matrix.generation - seen[0]:
+                # Every write since the last refresh is in the log: those rows only (each
+                # was written after the refresh, so each is stale).
+                written = sorted(set(touched[seen[1] :]))
+                if len(written) <= _SCALAR_ROWS:
+                    for row in written:
+                        mask[row] = self._row_fits(future, wanted, columns, row)
+                        stamps[row] = versions[row]
+                    written = []
+                stale = np.array(written, dtype=np.intp)
+            else:
+                stale = np.flatnonzero(stamps != versions)
             if len(stale):
                 mask[stale] = self._compute(future, wanted, columns, stale)
                 stamps[stale] = versions[stale]
-            seen[0] = matrix.generation
+            seen[0], seen[1] = matrix.generation, logged
         return mask
 
     def _compute(
@@ -393,6 +417,9 @@ class FitCache:
                 return False
         return True
 
+
+# The longest the row-write log grows before it is cleared (see ``NodeMatrix.touch``).
+_TOUCH_LOG_LIMIT = 1 << 16
 
 # Up to this many stale rows, refreshing row by row in Python beats numpy's per-call overhead.
 _SCALAR_ROWS = 4

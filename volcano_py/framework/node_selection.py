@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 # Combine the masks over every node before rotating once the candidates are at least
 # 1/_COMBINE_SHARE of the nodes (0: never, the per-mask gathers; the tests' reference).
 _COMBINE_SHARE = 4
+# Search every node's passing rows in node order instead of rotating the node list first
+# (False: always rotate; the tests' reference).
+_UNROTATED = True
 
 
 def insufficient_resource_reason(
@@ -115,8 +118,6 @@ class PredicateHelper:
         wanted = feasible_nodes_to_find(total, options or ssn.state.feasibility)
         start = ssn.state.next_start_index
         shift = start % total
-        # The same rotation as np.roll, without its overhead (it runs once per task).
-        order = np.concatenate((rows[shift:], rows[:shift])) if shift else rows
 
         fits_all: BoolArray | None = None
         if check_resources:
@@ -126,6 +127,31 @@ class PredicateHelper:
         masks = ssn.predicate_masks(task)
         group = f"{task.job}/{task.task_role}" if (self.error_cache and task.task_role) else ""
         role = self._roles.get(group) if group else None
+        scalar = ssn.scalar_predicates(task)
+        node_list = ssn.node_list
+        if (
+            _UNROTATED
+            and not scalar
+            and not group
+            and not for_preempt
+            and wanted > 0
+            and total == len(node_list)
+            and int(rows[0]) == 0
+            and int(rows[-1]) == total - 1
+        ):
+            # Every node is a candidate and every check is vectorised (allocate's usual
+            # search): the rows found and the count examined follow from the passing rows in
+            # node order, without rotating the whole node list.
+            combined = fits_all.copy() if fits_all is not None else np.ones(total, np.bool_)
+            for mask in masks:
+                combined &= mask.passed
+            found = _first_in_rotation(np.flatnonzero(combined), shift, wanted, total)
+            if found is not None:
+                found_rows, examined = found
+                ssn.state.next_start_index = (start + examined) % total
+                return found_rows, fit_errors
+        # The same rotation as np.roll, without its overhead (it runs once per task).
+        order = np.concatenate((rows[shift:], rows[:shift])) if shift else rows
         if not for_preempt and total * _COMBINE_SHARE >= len(ssn.node_list):
             # Most nodes are candidates: combine the masks over every node, then rotate
             # once (one gather instead of one per mask).
@@ -149,8 +175,6 @@ class PredicateHelper:
             if role is not None:
                 passed &= ~role.failed[order]
 
-        scalar = ssn.scalar_predicates(task)
-        node_list = ssn.node_list
         scalar_errors: dict[int, tuple[Status, ...]] = {}
         if not scalar:
             # Every check was vectorised: the first `wanted` passing rows, as the node loop
@@ -179,6 +203,9 @@ class PredicateHelper:
             found_rows = order[np.asarray(found_positions, dtype=np.intp)]
         ssn.state.next_start_index = (start + examined) % total
 
+        if not group and len(found_rows):
+            # Nothing to remember and nothing to explain: skip the pass over the failures.
+            return found_rows, fit_errors
         failed = np.flatnonzero(~passed[:examined])
         if group and len(failed):
             if role is None:
@@ -264,6 +291,29 @@ class PredicateHelper:
                 reason = mask.reason(row)
                 return reason if isinstance(reason, tuple) else (reason,)
         return (Status(StatusCode.UNSCHEDULABLE, "node(s) failed an earlier task of the role"),)
+
+
+def _first_in_rotation(
+    passing: IntArray, shift: int, wanted: int, total: int
+) -> tuple[IntArray, int] | None:
+    """The first ``wanted`` of the ``passing`` rows (ascending, of rows ``0..total-1``) in
+    the order that starts at row ``shift`` and wraps, and how many rows that order examined
+    to find them; None when no row passes (the caller then explains every failure).
+
+    The rotated order puts row ``r`` at ``(r - shift) % total``: the passing rows from
+    ``shift`` on come first, then the ones before it."""
+    if not len(passing):
+        return None
+    split = int(np.searchsorted(passing, shift))
+    after = len(passing) - split
+    if after >= wanted:
+        found = passing[split : split + wanted]
+        return found, int(found[-1]) - shift + 1
+    if len(passing) >= wanted:
+        wrapped = wanted - after
+        found = np.concatenate((passing[split:], passing[:wrapped]))
+        return found, int(passing[wrapped - 1]) + total - shift + 1
+    return np.concatenate((passing[split:], passing[:split])), total
 
 
 def _rejects_preempt(mask: NodeMask, order: IntArray) -> BoolArray:

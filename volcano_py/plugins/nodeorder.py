@@ -396,6 +396,7 @@ class ImageLocality:
         self.nodes = nodes
         self._per_image: dict[str, FloatArray] = {}
         self._per_pod: dict[tuple[str, ...], FloatArray] = {}
+        self._zero: dict[tuple[str, ...], bool] = {}
 
     def image_vector(self, name: str) -> FloatArray:
         """The image's scaled size on every node that has it, 0 elsewhere. Its size is the one
@@ -418,20 +419,32 @@ class ImageLocality:
         images: tuple[str, ...] = derived_fact(task, "nodeorder.images", _task_images)
         scores = self._per_pod.get(images)
         if scores is None:
-            if not images:
-                scores = np.zeros(len(self.nodes))
-            else:
-                total = np.zeros(len(self.nodes))
-                for name in images:
-                    total += self.image_vector(name)
-                highest = float(IMAGE_MAX_CONTAINER_THRESHOLD * len(images))
-                clipped = np.clip(total, IMAGE_MIN_THRESHOLD, highest)
-                scores = _int_div(
-                    MAX_NODE_SCORE * (clipped - IMAGE_MIN_THRESHOLD),
-                    highest - IMAGE_MIN_THRESHOLD,
-                )
+            scores = self._score(images)
             self._per_pod[images] = scores
+            self._zero[images] = not scores.any()
         return scores
+
+    def all_zero(self, task: TaskInfo) -> bool:
+        """Does the pod score 0 on every node (none of its images is on any node)?"""
+        images: tuple[str, ...] = derived_fact(task, "nodeorder.images", _task_images)
+        zero = self._zero.get(images)
+        if zero is None:
+            self.scores(task)
+            zero = self._zero[images]
+        return zero
+
+    def _score(self, images: tuple[str, ...]) -> FloatArray:
+        if not images:
+            return np.zeros(len(self.nodes))
+        total = np.zeros(len(self.nodes))
+        for name in images:
+            total += self.image_vector(name)
+        highest = float(IMAGE_MAX_CONTAINER_THRESHOLD * len(images))
+        clipped = np.clip(total, IMAGE_MIN_THRESHOLD, highest)
+        return _int_div(
+            MAX_NODE_SCORE * (clipped - IMAGE_MIN_THRESHOLD),
+            highest - IMAGE_MIN_THRESHOLD,
+        )
 
 
 # ---------------------------------------------------------------------- per-session state
@@ -501,6 +514,9 @@ class RequestedTracker:
 
 # Up to this many rows, scoring row by row in Python beats numpy's per-call overhead.
 _SCALAR_ROWS = 4
+# Add a score that is the same on every node as one number rather than a vector (False:
+# always the vector; the tests' reference).
+_UNIFORM_SCORES = True
 
 
 class RowScoreCache:
@@ -536,6 +552,7 @@ class StaticScores:
         self.index = index
         self._node_affinity: dict[Frozen, FloatArray | None] = {}
         self._taints: dict[Frozen, FloatArray] = {}
+        self._taint_free: dict[Frozen, bool] = {}
 
     def node_affinity(self, task: TaskInfo) -> FloatArray | None:
         """Summed weights of the matching preferred terms; None when the pod has none
@@ -565,7 +582,18 @@ class StaticScores:
                 [intolerable_prefer_no_schedule(taints, narrowed) for taints in groups], dtype=float
             )
             counts = self._taints[key] = per_group[group_of]
+            self._taint_free[key] = not counts.any()
         return counts
+
+    def tolerates_every_node(self, task: TaskInfo) -> bool:
+        """No node has a ``PreferNoSchedule`` taint the pod does not tolerate: every
+        candidate then normalises to the full score."""
+        key: Frozen = derived_fact(task, "nodeorder.tolerations", _tolerations_key)
+        free = self._taint_free.get(key)
+        if free is None:
+            self.intolerable_taints(task)
+            free = self._taint_free[key]
+        return free
 
 
 def _preferred_key(task: TaskInfo) -> Frozen:
@@ -686,8 +714,13 @@ class NodeOrderPlugin:
                 if raw is not None:
                     total += weights.node_affinity * default_normalize(raw[rows], reverse=False)
             if weights.taint_toleration:
-                raw = static.intolerable_taints(task)
-                total += weights.taint_toleration * default_normalize(raw[rows], reverse=True)
+                if _UNIFORM_SCORES and static.tolerates_every_node(task):
+                    # default_normalize(all zeros, reverse) is MAX_NODE_SCORE everywhere: the
+                    # same addition, without building the vector.
+                    total += weights.taint_toleration * float(MAX_NODE_SCORE)
+                else:
+                    raw = static.intolerable_taints(task)
+                    total += weights.taint_toleration * default_normalize(raw[rows], reverse=True)
             if tracker is not None:
                 state = tracker.score_state(task)
                 if state.topology_score:
@@ -698,7 +731,11 @@ class NodeOrderPlugin:
                 if spread_scores is not None:
                     total += weights.pod_topology_spread * spread_scores
             if images is not None:
-                total += weights.image_locality * images.scores(task)[rows]
+                if _UNIFORM_SCORES and images.all_zero(task):
+                    # weight * 0.0 (its sign included) added to every row, as the vector was.
+                    total += weights.image_locality * 0.0
+                else:
+                    total += weights.image_locality * images.scores(task)[rows]
             return total
 
         ssn.add_batch_node_order_fn(self.name, batch_node_order)

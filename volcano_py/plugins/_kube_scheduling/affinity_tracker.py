@@ -126,6 +126,10 @@ class AffinityTracker:
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
         # Memoised per pod, as in ``with_affinity``: this runs at every placement.
         with_affinity = derived_fact(task, "predicates.has_pod_affinity", _has_affinity)
+        if not with_affinity and not self._count_every_pod():
+            # A pod without inter-pod terms only counts for states with terms of their own;
+            # with none, nothing below would change (and its info need not be built).
+            return
         info = self.info(task)
         if self._with_affinity is not None and with_affinity:
             if sign > 0:
@@ -143,6 +147,12 @@ class AffinityTracker:
         for score_state in self._score_states.values():
             if score_state.has_constraints or with_affinity:
                 score_state.add_existing(info, node_labels, sign)
+
+    def _count_every_pod(self) -> bool:
+        """Is there a state that every pod can change, not only pods with affinity?"""
+        return any(state.has_own_terms for state in self._filter_states.values()) or any(
+            state.has_constraints for state in self._score_states.values()
+        )
 
 
 def _bounded_put(states: dict[K, V], key: K, value: V) -> None:

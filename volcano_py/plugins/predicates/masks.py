@@ -182,15 +182,21 @@ class PodCountMask:
         allowed = matrix.allocatable[:, column] if column is not None else np.zeros(matrix.size)
         # MaxTaskNum is an integer count.
         self._allowed = np.floor(allowed[: len(pods.node_list)])
+        # Kept current row by row as pods come and go (a placement changes one row).
+        self._passed: BoolArray = self._allowed > pods.counts
         self._version = -1
         self._mask: NodeMask | None = None
+        pods.subscribe(self._changed)
 
     def mask(self, task: TaskInfo) -> NodeMask:
         if self._mask is None or self._version != self.pods.version:
-            passed: BoolArray = self._allowed > self.pods.counts
-            self._mask = NodeMask(passed, _pod_number_exceeded)
+            # A copy: a mask handed out earlier keeps the answer it had.
+            self._mask = NodeMask(self._passed.copy(), _pod_number_exceeded)
             self._version = self.pods.version
         return self._mask
+
+    def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
+        self._passed[row] = self._allowed[row] > self.pods.counts[row]
 
 
 def _pod_number_exceeded(row: int) -> Status:
