@@ -315,10 +315,10 @@ def test_fare_share_allocate(case: Case) -> None:
 # TestAllocateWithNetWorkTopologies, TestNodeLevelScoreWithNetWorkTopologies and
 # TestHyperNodeBinpackWithNetWorkTopologies are transcribed in test_allocate_topology_upstream.py,
 # TestAllocateWithPartitionPolicyNetworkTopology in test_allocate_partition_upstream.py, the
-# nomination fast-path tests in tests/actions/test_nomination_fast_path.py.
+# nomination fast-path tests in tests/actions/test_nomination_fast_path.py, TestAllocateWithDRA
+# in tests/sim/test_dra_allocate_upstream.py.
 NOT_PORTED = {
     "TestAllocateWithPVC": "PVC/volume binding",
-    "TestAllocateWithDRA": "DRA (dynamic resource allocation)",
     "TestAllocateWithShard (allocate_shard_test.go)": "scheduler sharding",
     "TestAllocateFromNomination_AllocateErrorFallsBack": (
         "a Go-level fault injection (the pod already on the node's task map) the cache cannot hold"
