@@ -284,7 +284,8 @@ class Churn:
         await asyncio.sleep(self.args.settle)
         self.check_alive()
         series = {
-            label: series_by_family(await asyncio.to_thread(process.metrics))
+            # A generous timeout: a busy machine, or tracemalloc, can keep /metrics > 5 s.
+            label: series_by_family(await asyncio.to_thread(process.metrics, 120.0))
             for label, process in self.processes.items()
         }
         taken = Sample(
