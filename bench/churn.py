@@ -9,15 +9,18 @@ and of ``--jobs`` Volcano Jobs (``--job-replicas`` pods each), waits until no po
 it and waits until the API server holds none of it. Names are new in every round, as in a real
 cluster: anything a process keeps by name and never forgets shows up as growth.
 
-After each round, once the processes had ``--settle`` seconds to see the deletes, it samples
-each process's RSS (``VmRSS`` of ``/proc/<pid>/status``), the number of series on its
-``/metrics``, and the scheduler's cache (nodes, jobs, tasks, through its SIGUSR1 cache dump).
+After each round, once the processes had ``--settle`` seconds to see the deletes and the
+scheduler's cache is empty again (at most ``--drain-timeout`` seconds: a slow process may still
+be applying the deletes), it samples each process's RSS (``VmRSS`` of ``/proc/<pid>/status``),
+the number of series on its ``/metrics``, and the scheduler's cache (nodes, jobs, tasks, through
+its SIGUSR1 cache dump).
 The first round is the warm-up: growth is measured from its sample to the last one.
 
 With ``--memtrace DIR`` the processes run under ``bench.memtrace`` (tracemalloc on, which
 slows them and inflates their RSS: a diagnosis, not a measurement): after each sample each
-writes to DIR what grew since the previous one (allocations by line and by traceback, objects
-by type), and the bench prints the largest of it.
+writes to DIR its tracemalloc snapshot and its objects by type; the bench prints the types
+that changed most, and at the end the ``python -m bench.memtrace compare`` commands that show
+which allocations grew from the warm-up to the last round, by line and by traceback.
 """
 
 from __future__ import annotations
@@ -280,9 +283,19 @@ class Churn:
                     return cache_counts(lines)
         raise TimeoutError("the scheduler wrote no cache dump within 20 s")
 
+    async def drained(self) -> dict[str, int]:
+        """The scheduler's cache once it holds no job or task (or at ``--drain-timeout``)."""
+        deadline = time.monotonic() + self.args.drain_timeout
+        while True:
+            cache = await self.scheduler_cache()
+            if not (cache["jobs"] or cache["tasks"]) or time.monotonic() > deadline:
+                return cache
+            await asyncio.sleep(2.0)
+
     async def sample(self, index: int) -> Sample:
         await asyncio.sleep(self.args.settle)
         self.check_alive()
+        cache = await self.drained()
         series = {
             # A generous timeout: a busy machine, or tracemalloc, can keep /metrics > 5 s.
             label: series_by_family(await asyncio.to_thread(process.metrics, 120.0))
@@ -293,7 +306,7 @@ class Churn:
             seconds=time.monotonic() - self.began,
             rss_kib={label: self.rss(process) for label, process in self.processes.items()},
             series=series,
-            cache=await self.scheduler_cache(),
+            cache=cache,
         )
         self.samples.append(taken)
         if self.args.memtrace:
@@ -454,6 +467,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=32, help="creates in flight (32)")
     parser.add_argument("--settle", type=float, default=10.0, help="seconds before a sample")
     parser.add_argument("--round-timeout", type=float, default=1800.0)
+    parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=300.0,
+        help="seconds a sample waits for the scheduler's cache to empty (300)",
+    )
     parser.add_argument("--json", help="also write the samples and the report here")
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     parser.add_argument(

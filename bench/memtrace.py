@@ -1,5 +1,6 @@
 """``python -m bench.memtrace volcano_py ARGS...``: run ``python -m volcano_py ARGS...`` with
-tracemalloc on, taking a snapshot on request. ``python -m bench.memtrace compare OLD NEW``:
+tracemalloc on (``$VOLCANO_PY_MEMTRACE_FRAMES`` frames a trace, 8; 0 leaves it off and
+counts objects only), taking a snapshot on request. ``python -m bench.memtrace compare OLD NEW``:
 what grew from one snapshot to the other, by line and by traceback. Used by ``bench churn
 --memtrace`` to find what a live process keeps round after round; never by the product.
 
@@ -57,8 +58,9 @@ class Watcher:
     def answer(self, tag: str) -> dict[str, Any]:
         unreachable = gc.collect()
         types = type_counts()
-        tracemalloc.take_snapshot().dump(str(snapshot_path(self.directory, self.pid, tag)))
-        traced, peak = tracemalloc.get_traced_memory()
+        if tracemalloc.is_tracing():
+            tracemalloc.take_snapshot().dump(str(snapshot_path(self.directory, self.pid, tag)))
+        traced, peak = tracemalloc.get_traced_memory()  # (0, 0) when not tracing
         return {
             "tag": tag,
             "unreachable_collected": unreachable,
@@ -108,7 +110,9 @@ def compare(old: Path, new: Path, frames: int = 8) -> str:
 
 def run_traced() -> None:
     directory = Path(os.environ[DIR_VARIABLE])
-    tracemalloc.start(int(os.environ.get(FRAMES_VARIABLE, "8")))
+    frames = int(os.environ.get(FRAMES_VARIABLE, "8"))
+    if frames > 0:  # 0: object counts only, at full speed
+        tracemalloc.start(frames)
     threading.Thread(target=Watcher(directory).run, name="memtrace", daemon=True).start()
     module, *rest = sys.argv[1:]
     sys.argv = [module, *rest]
