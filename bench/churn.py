@@ -334,7 +334,7 @@ class Churn:
             print(
                 f"  memtrace {label}: traced {shown['traced_mib']} MiB,"
                 f" {shown['gc_objects']} gc objects ({shown['unreachable_collected']}"
-                " unreachable collected); changed: "
+                f" unreachable collected), malloc {shown['malloc']}; changed: "
                 + ", ".join(f"{name} {diff:+d}" for name, diff in grown[:8]),
                 flush=True,
             )

@@ -16,6 +16,8 @@ tracemalloc groups its traces in Python, minutes for a scheduler's million on th
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import gc
 import json
 import os
@@ -45,6 +47,35 @@ def snapshot_path(directory: Path, pid: int, tag: str) -> Path:
     return directory / f"{pid}-{tag}.snapshot"
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd",
+            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+        )
+    ]  # fmt: skip
+
+
+def malloc_info() -> dict[str, float]:
+    """glibc's heap (``mallinfo2``, glibc >= 2.33), MiB: what malloc holds from the system
+    (``held``), how much of it is in use, and how much is free but kept (``free``): the part
+    of the RSS that no Python object accounts for. Empty elsewhere (musl, macOS)."""
+    name = ctypes.util.find_library("c")
+    try:
+        function = ctypes.CDLL(name).mallinfo2
+    except (OSError, AttributeError, TypeError):
+        return {}
+    function.restype = _MallInfo2
+    info = function()
+    mib = 2**20
+    return {
+        "held_mib": round((info.arena + info.hblkhd) / mib, 1),
+        "in_use_mib": round((info.uordblks + info.hblkhd) / mib, 1),
+        "free_mib": round(info.fordblks / mib, 1),
+    }
+
+
 def type_counts() -> Counter[str]:
     """Objects the collector tracks, by qualified type name."""
     return Counter(f"{type(obj).__module__}.{type(obj).__qualname__}" for obj in gc.get_objects())
@@ -67,6 +98,7 @@ class Watcher:
             "traced_mib": round(traced / 2**20, 2),
             "traced_peak_mib": round(peak / 2**20, 2),
             "gc_objects": sum(types.values()),
+            "malloc": malloc_info(),
             "types": dict(types),
         }
 
