@@ -9,10 +9,18 @@ and of ``--jobs`` Volcano Jobs (``--job-replicas`` pods each), waits until no po
 it and waits until the API server holds none of it. Names are new in every round, as in a real
 cluster: anything a process keeps by name and never forgets shows up as growth.
 
-After each round, once the processes had ``--settle`` seconds to see the deletes, it samples
-each process's RSS (``VmRSS`` of ``/proc/<pid>/status``), the number of series on its
-``/metrics``, and the scheduler's cache (nodes, jobs, tasks, through its SIGUSR1 cache dump).
+After each round, once the processes had ``--settle`` seconds to see the deletes and the
+scheduler's cache is empty again (at most ``--drain-timeout`` seconds: a slow process may still
+be applying the deletes), it samples each process's RSS (``VmRSS`` of ``/proc/<pid>/status``),
+the number of series on its ``/metrics``, and the scheduler's cache (nodes, jobs, tasks, through
+its SIGUSR1 cache dump).
 The first round is the warm-up: growth is measured from its sample to the last one.
+
+With ``--memtrace DIR`` the processes run under ``bench.memtrace`` (tracemalloc on, which
+slows them and inflates their RSS: a diagnosis, not a measurement): after each sample each
+writes to DIR its tracemalloc snapshot and its objects by type; the bench prints the types
+that changed most, and at the end the ``python -m bench.memtrace compare`` commands that show
+which allocations grew from the warm-up to the last round, by line and by traceback.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import memtrace
 from bench.e2e import GROUP_ANNOTATION, PG_PATH, bounded, create, wait_for
 from e2e.controllers_process import ControllersProcess
 from e2e.controlplane import ControlPlane, bin_dir_from_env, node_manifest
@@ -177,6 +186,7 @@ class Churn:
         self.samples: list[Sample] = []
         self.began = time.monotonic()
         self.round_seconds: list[float] = []
+        self.traced_types: dict[str, dict[str, int]] = {}  # the last memtrace answer's
 
     # ---- counting objects in the API server
 
@@ -273,11 +283,22 @@ class Churn:
                     return cache_counts(lines)
         raise TimeoutError("the scheduler wrote no cache dump within 20 s")
 
+    async def drained(self) -> dict[str, int]:
+        """The scheduler's cache once it holds no job or task (or at ``--drain-timeout``)."""
+        deadline = time.monotonic() + self.args.drain_timeout
+        while True:
+            cache = await self.scheduler_cache()
+            if not (cache["jobs"] or cache["tasks"]) or time.monotonic() > deadline:
+                return cache
+            await asyncio.sleep(2.0)
+
     async def sample(self, index: int) -> Sample:
         await asyncio.sleep(self.args.settle)
         self.check_alive()
+        cache = await self.drained()
         series = {
-            label: series_by_family(await asyncio.to_thread(process.metrics))
+            # A generous timeout: a busy machine, or tracemalloc, can keep /metrics > 5 s.
+            label: series_by_family(await asyncio.to_thread(process.metrics, 120.0))
             for label, process in self.processes.items()
         }
         taken = Sample(
@@ -285,10 +306,50 @@ class Churn:
             seconds=time.monotonic() - self.began,
             rss_kib={label: self.rss(process) for label, process in self.processes.items()},
             series=series,
-            cache=await self.scheduler_cache(),
+            cache=cache,
         )
         self.samples.append(taken)
+        if self.args.memtrace:
+            await self.memtrace(index)
         return taken
+
+    async def memtrace(self, index: int) -> None:
+        """Each process's tracemalloc snapshot and object counts (after the RSS sample:
+        answering runs a full collection); prints which types grew since the last round."""
+        directory = Path(self.args.memtrace)
+        for label, process in self.processes.items():
+            assert process.process is not None
+            pid = process.process.pid
+            memtrace.request_path(directory, pid).write_text(str(index))
+            answer = memtrace.answer_path(directory, pid, str(index))
+            for _ in range(1200):
+                if answer.exists():
+                    break
+                await asyncio.sleep(0.5)
+            else:
+                raise TimeoutError(f"{label}: no memtrace answer within 10 minutes")
+            shown = json.loads(answer.read_text())
+            grown = memtrace.types_grown(self.traced_types.get(label, {}), shown["types"])
+            self.traced_types[label] = shown["types"]
+            print(
+                f"  memtrace {label}: traced {shown['traced_mib']} MiB,"
+                f" {shown['gc_objects']} gc objects ({shown['unreachable_collected']}"
+                f" unreachable collected), malloc {shown['malloc']}; changed: "
+                + ", ".join(f"{name} {diff:+d}" for name, diff in grown[:8]),
+                flush=True,
+            )
+
+    def memtrace_commands(self) -> list[str]:
+        """How to compare each process's warm-up snapshot with its last one."""
+        directory = Path(self.args.memtrace)
+        last = str(self.samples[-1].round)
+        return [
+            f"{label}: python -m bench.memtrace compare"
+            f" {memtrace.snapshot_path(directory, process.process.pid, '1')}"
+            f" {memtrace.snapshot_path(directory, process.process.pid, last)}"
+            for label, process in self.processes.items()
+            if process.process is not None
+        ]
 
     # ---- the run
 
@@ -312,13 +373,21 @@ class Churn:
 
     def start_processes(self) -> None:
         kubeconfig = self.plane.kubeconfig
+        if self.args.memtrace:
+            Path(self.args.memtrace).mkdir(parents=True, exist_ok=True)
+            os.environ[memtrace.DIR_VARIABLE] = str(Path(self.args.memtrace).resolve())
         self.processes["scheduler"] = SchedulerProcess(kubeconfig, self.workdir, [
             f"--scheduler-name={SCHEDULER}", "--schedule-period=1s", "--kube-api-qps=0",
             "--cache-dumper=true", f"--cache-dump-dir={self.dump_dir}",
-        ]).start()  # fmt: skip
+        ])  # fmt: skip
         self.processes["controllers"] = ControllersProcess(kubeconfig, self.workdir, [
             f"--scheduler-name={SCHEDULER}", "--kube-api-qps=0",
-        ]).start()  # fmt: skip
+        ])  # fmt: skip
+        for process in self.processes.values():
+            if self.args.memtrace:
+                # python -m volcano_py ... becomes python -m bench.memtrace volcano_py ...
+                process.argv.insert(process.argv.index("volcano_py"), "bench.memtrace")
+            process.start()
 
     async def run(self) -> list[Sample]:
         await self.api.open()
@@ -398,8 +467,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=32, help="creates in flight (32)")
     parser.add_argument("--settle", type=float, default=10.0, help="seconds before a sample")
     parser.add_argument("--round-timeout", type=float, default=1800.0)
+    parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=300.0,
+        help="seconds a sample waits for the scheduler's cache to empty (300)",
+    )
     parser.add_argument("--json", help="also write the samples and the report here")
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
+    parser.add_argument(
+        "--memtrace",
+        metavar="DIR",
+        help="run the processes under tracemalloc and write what grew each round to DIR",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 2:
         parser.error("--rounds must be at least 2 (the first round is the warm-up)")
@@ -417,6 +497,9 @@ def main(argv: list[str] | None = None) -> int:
             churn = Churn(args, plane, workdir)
             samples = asyncio.run(churn.run())
             result = report(samples, churn.processes)
+            if args.memtrace:
+                print("what grew from the warm-up to the last round:")
+                print("\n".join(churn.memtrace_commands()))
     finally:
         if args.keep:
             print(f"work dir kept: {workdir}")

@@ -83,11 +83,11 @@ class SchedulerProcess:
 
     # -------------------------------------------------------------------------- endpoints
 
-    def get(self, path: str, port: int | None = None) -> tuple[int, str]:
+    def get(self, path: str, port: int | None = None, timeout: float = 5.0) -> tuple[int, str]:
         """``(status, body)`` of a GET on the health port (or ``port``); 0 if unreachable."""
         url = f"http://127.0.0.1:{port or self.health_port}{path}"
         try:
-            with _NO_PROXY.open(url, timeout=5) as response:
+            with _NO_PROXY.open(url, timeout=timeout) as response:
                 return response.status, response.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
@@ -119,8 +119,8 @@ class SchedulerProcess:
 
     # -------------------------------------------------------------------------- metrics
 
-    def metrics(self) -> list[tuple[str, dict[str, str], float]]:
-        status, text = self.get("/metrics", self.metrics_port)
+    def metrics(self, timeout: float = 5.0) -> list[tuple[str, dict[str, str], float]]:
+        status, text = self.get("/metrics", self.metrics_port, timeout)
         if status != 200:
             raise AssertionError(f"{self.label}: GET /metrics answered {status}: {text}")
         return [

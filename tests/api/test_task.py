@@ -15,6 +15,7 @@ from volcano_py.api.task import (
     compare_tasks,
     job_id_of_pod,
     parse_go_bool,
+    pod_index,
     pod_index_of_name,
     task_status_of_pod,
 )
@@ -512,6 +513,15 @@ def test_remember_transaction_snapshots_placement():
 )
 def test_pod_index_of_name(name: str, index: int | None):
     assert pod_index_of_name(name) == index
+
+
+def test_pod_index_is_kept_by_the_task_and_its_clones_not_by_name():
+    """Churn (bench churn): a memo keyed by pod name kept every deleted pod's name."""
+    task = task_of(name="job-worker-7")
+    assert pod_index(task) == 7
+    assert pod_index(task.clone()) == 7
+    assert task.derived == {"pod_index": 7}  # the clone shares the original's memo
+    assert not hasattr(pod_index_of_name, "cache_info")
 
 
 def ordered(tasks: list[TaskInfo]) -> list[str]:

@@ -42,6 +42,7 @@ from volcano_py.runtime import pprof
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 from volcano_py.runtime.conffile import ConfFile
 from volcano_py.runtime.health import HttpEndpoints, Probes
+from volcano_py.runtime.heap_trim import trim_heap_periodically
 from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
 from volcano_py.runtime.logsetup import flush_and_exit
 from volcano_py.runtime.loop import SchedulerLoop, describe
@@ -300,6 +301,8 @@ class LiveScheduler:
             # Node usage for the usage and rescheduling plugins, every metrics.interval.
             self.node_metrics = NodeMetricsCollector(self.cache, lambda: self.conf.conf.metrics)
             tasks.append(asyncio.create_task(self.node_metrics.run(), name="node metrics"))
+            # Freed C heap back to the system: RSS would otherwise stay at the largest burst.
+            tasks.append(asyncio.create_task(trim_heap_periodically(), name="heap trim"))
             if options.leader_elect:
                 self.elector = LeaseElector(api, options.lease, on_stopped_leading=self._lost)
                 election = asyncio.create_task(self.elector.run(), name="leader election")
