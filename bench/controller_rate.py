@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import statistics
 import sys
@@ -23,41 +22,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.churn import job_manifest
 from bench.e2e import PG_PATH, create, wait_for
+from bench.procstat import cpu_seconds
 from e2e.controllers_process import ControllersProcess
 from e2e.controlplane import ControlPlane, bin_dir_from_env
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 
 JOB_PATH = "/apis/batch.volcano.sh/v1alpha1"
 SCHEDULER = "volcano"
-
-
-def job_manifest(name: str, replicas: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": name},
-        "spec": {
-            "schedulerName": SCHEDULER,
-            "minAvailable": replicas,
-            "queue": "default",
-            "tasks": [{
-                "name": "worker",
-                "replicas": replicas,
-                "template": {"spec": {
-                    "terminationGracePeriodSeconds": 0,
-                    "restartPolicy": "Never",
-                    "containers": [{"name": "main", "image": "busybox",
-                                    "resources": {"requests": {"cpu": "1"}}}],
-                }},
-            }],
-        },
-    }  # fmt: skip
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def pod_group_of(api: KubeApi, namespace: str) -> dict[str, Any] | None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.e2e import PG_PATH, Bench, bounded, create, logged_cycles, pod, wait_for
+from bench.procstat import cpu_seconds, memory_mib
 from e2e.controlplane import ControlPlane, bin_dir_from_env
 from e2e.scheduler_process import SchedulerProcess
 
@@ -35,18 +35,6 @@ def running_pod(name: str, node: str) -> dict[str, Any]:
     manifest["spec"]["nodeName"] = node
     manifest["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "100m", "memory": "128Mi"}
     return manifest
-
-
-def proc_figures(pid: int) -> dict[str, float]:
-    """RSS now, peak RSS (MiB) and CPU seconds of ``pid``."""
-    figures = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            figures["rss_mib" if key == "VmRSS" else "peak_rss_mib"] = int(value.split()[0]) / 1024
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    figures["cpu_s"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return figures
 
 
 class Restart(Bench):
@@ -111,7 +99,8 @@ class Restart(Bench):
                 "ready_s": ready,
                 "first_session_end_s": cycle["ended_monotonic"] - scheduler.started,
                 "first_session_s": cycle["total_ms"] / 1000,
-                **proc_figures(scheduler.process.pid),
+                **memory_mib(scheduler.process.pid),
+                "cpu_s": cpu_seconds(scheduler.process.pid),
             }
         finally:
             scheduler.stop()

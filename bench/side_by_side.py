@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.e2e import PG_PATH, Bench, BindTimes, bounded, create, pod, wait_for, watch_binds
+from bench.procstat import cpu_seconds, memory_mib
 from e2e.controlplane import REPO_ROOT, ControlPlane, bin_dir_from_env, free_port
 from volcano_py.runtime.apiclient import ApiError
 
@@ -93,14 +94,7 @@ class Running:
     def usage(self) -> dict[str, float]:
         """CPU seconds (user + system) and peak RSS, read from /proc while it still runs."""
         pid = self.process.pid
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = os.sysconf("SC_CLK_TCK")
-        cpu = (int(fields[11]) + int(fields[12])) / ticks
-        peak_kib = 0
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                peak_kib = int(line.split()[1])
-        return {"cpu_s": cpu, "peak_rss_mib": peak_kib / 1024}
+        return {"cpu_s": cpu_seconds(pid), "peak_rss_mib": memory_mib(pid)["peak_rss_mib"]}
 
     def stop(self) -> None:
         if self.process.poll() is None:
