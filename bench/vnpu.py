@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from bench import objects
+from bench.deviceshare import CONF
 from bench.session import measure_session
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
@@ -31,20 +32,7 @@ CHIPS = 4
 RUNNING_PER_NODE = 2
 GANGS, GANG_SIZE = 100, 100
 
-CONF = """\
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-{deviceshare}"""
+# The conf of bench.deviceshare, with MindCluster's switch in deviceshare's place.
 DEVICESHARE = """\
   - name: deviceshare
     arguments:
