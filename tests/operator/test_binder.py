@@ -205,6 +205,8 @@ def test_a_fresh_lock_refuses_the_bind_and_the_pod_is_reread() -> None:
     assert harness.applied == [("ADDED", "")] and not harness.feed.is_assumed("ns/p")
     assert harness.recorder.events[-1][3:] == (
         "Warning", "FailedScheduling", "Binding rejected: node n1 has been locked within 5 minutes"
+        " (lock annotation 'gpu' on node n1 taken at 2027-01-15T07:58:00Z, held until"
+        " 2027-01-15T08:03:00Z)"
     )  # fmt: skip
 
 

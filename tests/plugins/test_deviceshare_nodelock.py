@@ -1,7 +1,8 @@
 """deviceshare.NodeLockEnable: the lock rule (``nodelock_test.go`` TestLockNode, 2 cases), the
 session's lock per node (``gpushare``/``vgpu``/``hami`` ``Allocate``), and whole runs through
-``simulate`` (the lock on the Node, a second pod held back until it expires). The live binder's
-side (the lock written on the Node before the Binding) is in tests/operator/test_binder.py."""
+``simulate`` (the lock on the Node, a second pod held back until it expires, its pending reason
+naming the lock). The live binder's side (the lock written on the Node before the Binding) is in
+tests/operator/test_binder.py."""
 
 from __future__ import annotations
 
@@ -12,19 +13,21 @@ from typing import Any
 import pytest
 import yaml
 
+from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_lock import (
     LOCK_EXPIRY_SECONDS,
     lock_expiry,
+    lock_holding,
     lock_refusal,
     lock_value,
     parse_lock_time,
 )
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import TaskStatus
+from volcano_py.api.types import FitError, FitErrors, TaskStatus, unschedulable
 from volcano_py.cli.main import main
-from volcano_py.plugins.deviceshare.nodelock import GPUSHARE_LOCK, VGPU_LOCK, NodeLocks
+from volcano_py.plugins.deviceshare.nodelock import GPUSHARE_LOCK, VGPU_LOCK, NodeLocks, Refusal
 
 NOW = 1_800_000_000.0
 
@@ -56,13 +59,29 @@ def test_lock_edges() -> None:
     assert lock_expiry({"hamivgpu": lock_value(NOW), "other": "x"}) == NOW + LOCK_EXPIRY_SECONDS
 
 
+def test_lock_holding_names_the_annotation_and_its_times() -> None:
+    held = {"gpu": "2027-01-15T07:58:00Z"}
+    assert lock_holding("n", held, "gpu") == (
+        "lock annotation 'gpu' on node n taken at 2027-01-15T07:58:00Z,"
+        " held until 2027-01-15T08:03:00Z"
+    )
+    assert lock_holding("n", {"gpu": "yesterday"}, "gpu") == (
+        "lock annotation 'gpu' on node n is 'yesterday', not an RFC 3339 time:"
+        " it holds until it is removed"
+    )
+
+
 def _node(annotations: dict[str, str] | None = None) -> NodeInfo:
     raw = {"metadata": {"name": "node-a", "annotations": annotations or {}}}
     return NodeInfo(name="node-a", matrix=NodeMatrix(), row=0, node=raw)
 
 
 def _task(name: str) -> TaskInfo:
-    pod = {"metadata": {"name": name, "namespace": "default"}, "spec": {"containers": []}}
+    pod = {
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {"containers": []},
+        "status": {"phase": "Pending"},
+    }
     task = TaskInfo.from_pod(pod)
     task.node_name = "node-a"
     return task
@@ -74,8 +93,9 @@ def test_one_lock_per_node_per_session_and_undone_with_the_allocation() -> None:
     first, second = _task("a"), _task("b")
     assert locks.take(first, node, GPUSHARE_LOCK) is None
     assert first.bind_node_locks == (GPUSHARE_LOCK,)
-    assert locks.take(second, node, GPUSHARE_LOCK) == (
-        "node node-a has been locked within 5 minutes"
+    assert locks.take(second, node, GPUSHARE_LOCK) == Refusal(
+        "node node-a has been locked within 5 minutes",
+        "lock annotation 'gpu' on node node-a taken in this scheduling cycle for pod default/a",
     )
     assert locks.take(second, node, VGPU_LOCK) is None  # another device's lock
     locks.release(first)
@@ -94,15 +114,72 @@ def test_a_committed_lock_holds_until_the_node_shows_it() -> None:
     task.status = TaskStatus.BINDING
     locks.close({"node-a": node})
     later = NodeLocks(taken, NOW + 10)
-    assert later.take(_task("b"), node, GPUSHARE_LOCK) is not None
+    assert later.take(_task("b"), node, GPUSHARE_LOCK) == Refusal(
+        "node node-a has been locked within 5 minutes",
+        f"lock annotation 'gpu' on node node-a taken at {lock_value(NOW)}, held until"
+        f" {lock_value(NOW + LOCK_EXPIRY_SECONDS)} for pod default/a",
+    )
     released = _node()  # the device plugin removed it: a new Node object without it
     assert NodeLocks(taken, NOW + 20).take(_task("b"), released, GPUSHARE_LOCK) is None
 
 
 def test_the_node_annotation_is_honoured() -> None:
     node = _node({GPUSHARE_LOCK: lock_value(NOW - 60)})
-    assert NodeLocks({}, NOW).take(_task("a"), node, GPUSHARE_LOCK) is not None
+    refusal = NodeLocks({}, NOW).take(_task("a"), node, GPUSHARE_LOCK)
+    assert refusal is not None
+    assert refusal.holding == lock_holding("node-a", {"gpu": lock_value(NOW - 60)}, "gpu")
     assert NodeLocks({}, NOW + 300).take(_task("a"), node, GPUSHARE_LOCK) is None
+
+
+def _job(*tasks: TaskInfo) -> JobInfo:
+    job = JobInfo(uid="default/job", name="job", namespace="default")
+    for task in tasks:
+        task.job = job.uid
+        task.node_name = ""
+        job.add_task(task)
+    return job
+
+
+def test_a_task_left_pending_by_a_lock_gets_it_as_its_fit_error() -> None:
+    """Volcano only logs the refused allocation; the pending reason names the lock. Recorded
+    at close: a task placed after all, or one with no refusal, gets nothing."""
+    node = _node({GPUSHARE_LOCK: lock_value(NOW - 60)})
+    pending, placed, other = _task("a"), _task("b"), _task("c")
+    job = _job(pending, placed, other)
+    locks = NodeLocks({}, NOW)
+    for task in (pending, placed):
+        refusal = locks.take(task, node, GPUSHARE_LOCK)
+        assert refusal is not None
+        error = f"node node-a locked for lockname gpushare {refusal.reason}"
+        locks.refuse(task, node, error, refusal)
+    assert not job.nodes_fit_errors  # nothing during the session: the role cache is untouched
+    job.update_task_status(placed, TaskStatus.ALLOCATED)
+    locks.record_fit_errors({job.uid: job})
+    assert set(job.nodes_fit_errors) == {pending.uid}
+    reason, message, _ = job.task_scheduling_reason(pending.uid)
+    assert reason == "Unschedulable"
+    assert message == (
+        "node node-a locked for lockname gpushare node node-a has been locked within 5 minutes"
+        f" (lock annotation 'gpu' on node node-a taken at {lock_value(NOW - 60)}, held until"
+        f" {lock_value(NOW + 240)})"
+    )
+
+
+def test_a_lock_refusal_joins_the_fit_errors_of_a_later_attempt() -> None:
+    node = _node({GPUSHARE_LOCK: lock_value(NOW - 60)})
+    task = _task("a")
+    job = _job(task)
+    locks = NodeLocks({}, NOW)
+    refusal = locks.take(task, node, GPUSHARE_LOCK)
+    assert refusal is not None
+    locks.refuse(task, node, "locked", refusal)
+    errors = FitErrors()
+    errors.set_node_error("node-b", FitError("node-b", [unschedulable("Insufficient cpu")]))
+    job.nodes_fit_errors[task.uid] = errors
+    locks.record_fit_errors({job.uid: job})
+    assert job.nodes_fit_errors[task.uid].message() == (
+        f"0/2 nodes are available: 1 Insufficient cpu, 1 locked ({refusal.holding})."
+    )
 
 
 # ---- simulate
@@ -186,6 +263,36 @@ def test_simulate_serialises_binds_per_node_until_the_lock_expires(
 
 
 @pytest.mark.parametrize(
+    ("cycles", "holding"),
+    [
+        # Both pods in one session: the first took the lock in it.
+        ("1", "lock annotation 'gpu' on node node-a taken in this scheduling cycle for pod"
+         " default/one"),
+        # Later: the Node carries the lock the first bind wrote.
+        ("3", "lock annotation 'gpu' on node node-a taken at 2026-01-01T00:00:01Z, held until"
+         " 2026-01-01T00:05:01Z"),
+    ],
+)  # fmt: skip
+def test_simulate_the_pending_reason_names_the_lock(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cycles: str, holding: str
+) -> None:
+    """The pod held back gets Volcano's allocation error (which Volcano only logs) and the
+    lock that holds as its reason, in ``unschedulable`` and on its PodScheduled condition."""
+    path = _input(tmp_path, SHARE, MEMORY)
+    expected = (
+        "node node-a locked for lockname gpushare node node-a has been locked within 5 minutes"
+        f" ({holding})"
+    )
+    report = _run(capsys, path, "--cycles", cycles)
+    assert expected in report["unschedulable"].values()
+    listing = _run(capsys, path, "--cycles", cycles, "--format", "yaml")
+    pod = next(i for i in listing["items"] if i["metadata"]["name"] == "two")
+    assert pod["status"]["conditions"] == [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": expected}
+    ]
+
+
+@pytest.mark.parametrize(
     ("arguments", "limits"),
     [
         # Without the switch both bind at once.
@@ -239,3 +346,10 @@ def test_simulate_vgpu_binds_take_the_hamivgpu_lock(
     ]
     assert sorted(bound) == ["gpu-1", "gpu-2"]
     assert all(VGPU_LOCK in nodes[name] for name in bound)
+    # The third one waits for a lock, and says so.
+    reasons = _run(capsys, path, "--cycles", "3")["unschedulable"].values()
+    assert any(
+        "hamivgpu lockname node gpu-" in reason
+        and "has been locked within 5 minutes (lock annotation 'hamivgpu' on node gpu-" in reason
+        for reason in reasons
+    ), reasons

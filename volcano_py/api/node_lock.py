@@ -73,3 +73,25 @@ def lock_refusal(
     if now - taken > LOCK_EXPIRY_SECONDS:
         return None
     return f"node {node_name} has been locked within 5 minutes"
+
+
+def lock_holding(node_name: str, annotations: Mapping[str, str], lock_name: str) -> str:
+    """Which lock holds the node, for a pending reason or an event: the annotation, when it
+    was taken and until when it holds. Volcano's own words ("has been locked within 5
+    minutes") name neither."""
+    text = str(annotations.get(lock_name, ""))
+    taken = parse_lock_time(text)
+    if taken is None:
+        return (
+            f"lock annotation {lock_name!r} on node {node_name} is {text!r}, not an RFC 3339"
+            " time: it holds until it is removed"
+        )
+    return held_since(node_name, lock_name, taken)
+
+
+def held_since(node_name: str, lock_name: str, taken: float) -> str:
+    """A lock taken at ``taken``, in the words of ``lock_holding``."""
+    return (
+        f"lock annotation {lock_name!r} on node {node_name} taken at {lock_value(taken)},"
+        f" held until {lock_value(taken + LOCK_EXPIRY_SECONDS)}"
+    )

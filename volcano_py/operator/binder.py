@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py import metrics
-from volcano_py.api.node_lock import MAX_LOCK_RETRY, lock_refusal, lock_value
+from volcano_py.api.node_lock import MAX_LOCK_RETRY, lock_holding, lock_refusal, lock_value
 from volcano_py.api.task import TaskInfo, pod_key
 from volcano_py.cache.interfaces import EventRecorder
 from volcano_py.operator.informer import DELETED, EventSink, Informer
@@ -307,7 +307,7 @@ class LiveBinder:
             for lock_name in request.node_locks:
                 refusal = lock_refusal(request.node, annotations, lock_name, now)
                 if refusal is not None:
-                    return refusal
+                    return f"{refusal} ({lock_holding(request.node, annotations, lock_name)})"
             value = lock_value(now)
             patch: dict[str, Any] = {
                 "metadata": {"annotations": dict.fromkeys(request.node_locks, value)}
@@ -365,6 +365,7 @@ class LiveBinder:
             )
         self.feed.forget(request.key)
         await self._resync(request.key)
+
     async def _reserve_claims(self, request: BindRequest) -> bool:
         """kube-scheduler's dynamicresources PreBind: each claim gets the allocation the
         session made (unless it has one) and the pod in ``reservedFor``, optimistically

@@ -34,6 +34,7 @@ from volcano_py.plugins.deviceshare.nodelock import (
     GPUSHARE_LOCK,
     VGPU_LOCK,
     NodeLocks,
+    Refusal,
 )
 from volcano_py.plugins.deviceshare.options import (
     ARGUMENTS,
@@ -171,6 +172,7 @@ class DeviceSharePlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         if self.locks is not None:
+            self.locks.record_fit_errors(ssn.jobs)
             self.locks.close(ssn.nodes)
             self.locks = None
         self.gpushare = None
@@ -234,7 +236,12 @@ class DeviceSharePlugin:
                     # Upstream locks only for a pod sharing a card by memory.
                     refusal = self.locks.take(task, node, GPUSHARE_LOCK)
                     if refusal is not None:
-                        event.error = f"node {node.name} locked for lockname gpushare {refusal}"
+                        self._refused(
+                            event,
+                            node,
+                            refusal,
+                            f"node {node.name} locked for lockname gpushare {refusal.reason}",
+                        )
                         return
                 cards = share.allocate(task, row)
                 if cards is None:
@@ -250,6 +257,12 @@ class DeviceSharePlugin:
             self._allocate_ascend(ssn, event, node)
         if not event.error:
             self._allocate_mindcluster(ssn, event, node)
+
+    def _refused(self, event: Event, node: NodeInfo, refusal: Refusal, error: str) -> None:
+        """The allocation is vetoed for a held lock (``error``: Volcano's words for it)."""
+        event.error = error
+        if self.locks is not None:
+            self.locks.refuse(event.task, node, error, refusal)
 
     def _allocate_vgpu(self, ssn: Session, event: Event, node: NodeInfo) -> None:
         task, row = event.task, node.row
@@ -267,8 +280,12 @@ class DeviceSharePlugin:
                 refusal = self.locks.take(task, node, VGPU_LOCK)
                 if refusal is not None:
                     devices.release(task.key)
-                    event.error = (
-                        f"node {node.name} locked for {task.name} hamivgpu lockname {refusal}"
+                    self._refused(
+                        event,
+                        node,
+                        refusal,
+                        f"node {node.name} locked for {task.name} hamivgpu lockname"
+                        f" {refusal.reason}",
                     )
                     return
             ids = encode_pod_devices(result.devices)
@@ -297,8 +314,12 @@ class DeviceSharePlugin:
             if self.locks is not None:
                 refusal = self.locks.take(task, node, ASCEND_HAMI_LOCK)
                 if refusal is not None:
-                    event.error = (
-                        f"node {node.name} locked for {task.name} hami vnpu. lockname {refusal}"
+                    self._refused(
+                        event,
+                        node,
+                        refusal,
+                        f"node {node.name} locked for {task.name} hami vnpu. lockname"
+                        f" {refusal.reason}",
                     )
                     return
             result = kind.allocate(task, row, int(ssn.now), node.name)
