@@ -1,5 +1,7 @@
 """QueueInfo.from_dict: a Queue's spec as the scheduler reads it (``queue_info.go``, spec §1.2
-and §1.10: weight 1, reclaimable unless it says otherwise, Open, under ``root``)."""
+and §1.10: weight 1, reclaimable unless it says otherwise, under ``root``; its state as written,
+none until the queue controller sets Open, and only Open counts as open, spec §4 proportion's
+AllocatableFn "false if queue state != Open")."""
 
 from __future__ import annotations
 
@@ -25,8 +27,8 @@ def test_defaults_of_a_bare_queue():
     assert info.weight == 1
     assert info.reclaimable_spec is None
     assert info.reclaimable  # unset means reclaimable
-    assert info.state == QUEUE_OPEN
-    assert info.is_open
+    assert info.state == ""
+    assert not info.is_open  # the queue controller has not set it Open yet
     assert info.parent == ""
     assert info.parent_name == ROOT_QUEUE
     assert info.capability is None
@@ -100,6 +102,15 @@ def test_parent_state_priority_and_hierarchy():
     assert info.hierarchy_weights == "1/2/3"
     assert info.creation_timestamp == "2024-01-01T00:00:00Z"
     assert info.allocated_status == {"cpu": "1"}
+
+
+@pytest.mark.parametrize(
+    ("state", "is_open"),
+    [(QUEUE_OPEN, True), ("Closing", False), ("Unknown", False), ("", False), (None, False)],
+)
+def test_only_open_is_open(state: str | None, is_open: bool):
+    status = {} if state is None else {"state": state}
+    assert queue(status=status).is_open is is_open
 
 
 def test_root_has_no_parent():

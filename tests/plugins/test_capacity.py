@@ -1345,3 +1345,30 @@ def test_allocated_follows_allocation_events_on_every_ancestor() -> None:
     job = outcome.session.jobs["ns1/pg3"]
     assert len(job.tasks_in(TaskStatus.BINDING)) == 2
     assert isinstance(outcome.session.queues["q31"], QueueInfo)
+
+
+def test_a_queue_without_state_is_not_open(caplog: pytest.LogCaptureFixture) -> None:
+    """capacity's ``queue.Queue.Status.State != QueueStateOpen``: a Queue no queue controller
+    has synced yet (no ``status.state``) admits, allocates and reclaims nothing; said once, as
+    a warning naming the queue."""
+    nodes = [build_node("n1", rl("10", "10Gi", pods="100"))]
+    unsynced = {k: v for k, v in queue("cap-new", rl("4", "4Gi")).items() if k != "status"}
+    pod_groups = [build_pod_group("pg", "ns", "cap-new", 1, None, "Pending")]
+    pods = [build_pod("ns", "p", "", "Pending", rl("1", "1Gi"), "pg")]
+    flags = ("enableJobEnqueued", "enabledAllocatable", "enablePreemptive")
+    ssn, _ = _open([queue("root"), unsynced], pod_groups, pods, nodes, *flags)
+    job = ssn.jobs["ns/pg"]
+    target = ssn.queues["cap-new"]
+    assert target.state == ""
+    assert not ssn.job_enqueueable(job)
+    assert not ssn.allocatable(target, job.tasks["ns-p"])
+    assert not ssn.preemptive(target, job.tasks["ns-p"])
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert [m.split(": ")[2] for m in warned] == [
+        "its jobs stay pending until the queue controller sets it Open (Volcano's scheduler"
+        " also takes a queue without a state as not Open)",
+        "no allocation in it until the queue controller sets it Open (Volcano's scheduler also"
+        " takes a queue without a state as not Open)",
+        "no reclaim for it until the queue controller sets it Open (Volcano's scheduler also"
+        " takes a queue without a state as not Open)",
+    ]

@@ -247,6 +247,31 @@ def test_allocatable_refuses_a_non_open_queue() -> None:
     assert not ssn.allocatable(ssn.queues["q3"], ssn.jobs["ns1/pg6"].tasks["ns1-pod6"])
 
 
+def test_a_queue_without_state_is_not_open(caplog: pytest.LogCaptureFixture) -> None:
+    """As upstream's ``queue.Queue.Status.State != QueueStateOpen``: a Queue the queue
+    controller has not synced (no ``status.state``) neither admits nor allocates; the reason
+    is logged once, as a warning naming the queue."""
+    unsynced = {key: value for key, value in Q3_CLOSED.items() if key != "status"}
+    unsynced["metadata"] = {"name": "q-new"}
+    group = {**PG6, "spec": {**PG6["spec"], "queue": "q-new"}}
+    objects = [("Node", N1), ("Queue", unsynced), ("PodGroup", group), ("Pod", P6)]
+    ssn = make_session(objects, ENQUEUEABLE, ALLOCATABLE)
+    assert ssn.queues["q-new"].state == ""
+    job = ssn.jobs["ns1/pg6"]
+    assert not ssn.job_enqueueable(job)
+    for _ in range(2):
+        assert not ssn.allocatable(ssn.queues["q-new"], job.tasks["ns1-pod6"])
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "proportion: queue q-new has no status.state: its jobs stay pending until the queue"
+        " controller sets it Open (Volcano's scheduler also takes a queue without a state as"
+        " not Open)",
+        "proportion: queue q-new has no status.state: no allocation in it until the queue"
+        " controller sets it Open (Volcano's scheduler also takes a queue without a state as"
+        " not Open)",
+    ]
+
+
 # ----------------------------------------------------------------------- TestAllocate (order)
 
 

@@ -37,7 +37,12 @@ def cache_with_gang(binder: RecordingBinder) -> SchedulerCache:
     cache = SchedulerCache(binder=binder)
     cache.apply_event("Node", "ADDED", node("n1"))
     for queue in ("root", "default"):
-        cache.apply_event("Queue", "ADDED", {"metadata": {"name": queue}, "spec": {"weight": 1}})
+        # Open, as the queue controller leaves it (proportion allocates in Open queues only).
+        cache.apply_event(
+            "Queue",
+            "ADDED",
+            {"metadata": {"name": queue}, "spec": {"weight": 1}, "status": {"state": "Open"}},
+        )
     cache.apply_event(
         "PodGroup",
         "ADDED",

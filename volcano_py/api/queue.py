@@ -57,7 +57,9 @@ class QueueInfo:
             reclaimable_spec=None if reclaimable is None else bool(reclaimable),
             priority=int(spec.get("priority") or 0),
             parent=str(spec.get("parent") or ""),
-            state=str(status.get("state") or QUEUE_OPEN),
+            # As written: a Queue the queue controller has not synced has none, and is not
+            # Open to the fair-share plugins (``state`` != ``QueueStateOpen``), as on Volcano.
+            state=str(status.get("state") or ""),
             hierarchy=annotations.get(HIERARCHY_ANNOTATION, ""),
             hierarchy_weights=annotations.get(HIERARCHY_WEIGHTS_ANNOTATION, ""),
             creation_timestamp=str(meta.get("creationTimestamp") or ""),

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
 from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
+from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import CPU, MEMORY, PODS, Resource, is_scalar_resource_name
 from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus
 from volcano_py.framework.conf import PluginOption
@@ -185,3 +186,18 @@ def warn_once(logger: logging.Logger, message: str) -> None:
     if message not in _warned_messages:
         _warned_messages.add(message)
         logger.warning("%s", message)
+
+
+def log_queue_not_open(logger: logging.Logger, plugin: str, queue: QueueInfo, refusal: str) -> None:
+    """A fair-share plugin refuses ``queue`` because it is not Open (``refusal``: what it
+    refuses). A queue with no state at all has never been synced by a queue controller (is
+    one running?): that is said once, as a warning; a Closed or Closing queue at info level."""
+    if queue.state:
+        logger.info("%s: queue %s is %s, not Open: %s", plugin, queue.name, queue.state, refusal)
+        return
+    warn_once(
+        logger,
+        f"{plugin}: queue {queue.name} has no status.state: {refusal} until the queue"
+        " controller sets it Open (Volcano's scheduler also takes a queue without a state as"
+        " not Open)",
+    )

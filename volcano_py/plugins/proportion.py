@@ -43,6 +43,7 @@ from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import (
     format_resource_names,
     job_usage,
+    log_queue_not_open,
     max_resource,
     same_amounts,
     share,
@@ -327,7 +328,7 @@ class ProportionPlugin:
     def queue_allocatable(self, queue: QueueInfo, candidates: list[TaskInfo]) -> bool:
         """Would the queue stay within ``deserved`` in every dimension the candidates ask for?"""
         if not queue.is_open:
-            log.info("proportion: queue %s is %s, not Open: no allocation", queue.name, queue.state)
+            log_queue_not_open(log, "proportion", queue, "no allocation in it")
             return False
         attr = self.queue_attributes.get(queue.name)
         if attr is None:
@@ -353,10 +354,11 @@ class ProportionPlugin:
     def _job_enqueueable(self, ssn: Session) -> VoteFn:
         def enqueueable(job: JobInfo) -> Vote:
             queue = ssn.queues.get(job.queue)
-            if queue is None or not queue.is_open:
-                log.info(
-                    "proportion: queue %s is not Open: job %s stays pending", job.queue, job.uid
-                )
+            if queue is None:
+                log.info("proportion: queue %s unknown: job %s stays pending", job.queue, job.uid)
+                return Vote.REJECT
+            if not queue.is_open:
+                log_queue_not_open(log, "proportion", queue, "its jobs stay pending")
                 return Vote.REJECT
             attr = self.queue_attributes.get(job.queue)
             if attr is None or job.pod_group is None or job.pod_group.min_resources is None:

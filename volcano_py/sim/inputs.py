@@ -306,7 +306,13 @@ def _validate_volcano(document: Document, scheduler_name: str) -> dict[str, Any]
     # What Volcano's mutating admission webhooks would have filled in.
     if obj["kind"] == "Queue":
         obj = mutate_queue(obj)
-        obj.setdefault("status", {}).setdefault("state", "Open")
+        # And its queue controller, before the scheduler's first session: a Queue without a
+        # state is set Open (the scheduler takes one without a state as not Open).
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            status = obj["status"] = {}
+        if not status.get("state"):
+            status["state"] = "Open"
     elif obj["kind"] == "Job":
         _check_job(document, obj)
         obj = mutate_job(obj, scheduler_name)

@@ -12,7 +12,7 @@ from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import ROOT_QUEUE, Vote
 from volcano_py.framework.hooks import VoteFn
 from volcano_py.framework.session import Session
-from volcano_py.plugins._plugin_helpers import format_resource_names
+from volcano_py.plugins._plugin_helpers import format_resource_names, log_queue_not_open
 from volcano_py.plugins.capacity.attributes import (
     CapacityState,
     QueueAttributes,
@@ -30,7 +30,7 @@ def preemptive(state: CapacityState, queue: QueueInfo, candidates: list[TaskInfo
         log.info("capacity: queue hierarchy is inconsistent; queue %s may not reclaim", queue.name)
         return False
     if not queue.is_open:
-        log.info("capacity: queue %s is %s, not Open: no reclaim", queue.name, queue.state)
+        log_queue_not_open(log, "capacity", queue, "no reclaim for it")
         return False
     attr = state.queue_attributes.get(queue.name)
     if attr is None:
@@ -90,12 +90,7 @@ def queue_allocatable(state: CapacityState, attr: QueueAttributes, task: TaskInf
 
 def allocatable(state: CapacityState, queue: QueueInfo, task: TaskInfo) -> bool:
     if not queue.is_open:
-        log.info(
-            "capacity: queue %s is %s, not Open: cannot allocate %s",
-            queue.name,
-            queue.state,
-            task.key,
-        )
+        log_queue_not_open(log, "capacity", queue, "no allocation in it")
         return False
     if not state.ready:
         log.info("capacity: queue hierarchy is inconsistent; cannot allocate %s", task.key)
@@ -122,12 +117,7 @@ def job_enqueueable_fn(state: CapacityState, ssn: Session) -> VoteFn:
         if state.hierarchy and not attr.is_leaf:
             return Vote.REJECT
         if not queue.is_open:
-            log.info(
-                "capacity: queue %s is %s, not Open: job %s stays pending",
-                queue.name,
-                queue.state,
-                job.uid,
-            )
+            log_queue_not_open(log, "capacity", queue, "its jobs stay pending")
             return Vote.REJECT
         if job.pod_group is None or job.pod_group.min_resources is None:
             return Vote.PERMIT
