@@ -190,6 +190,25 @@ class Bench:
     def pods_total(self) -> int:
         return int(self.args.gangs * self.args.gang_size)
 
+    async def open_default_queue(self) -> None:
+        """The default queue, Open, as a queue controller leaves it (none runs here): the
+        proportion plugin (vc-scheduler's and volcano-py's alike) allocates nothing in a queue
+        whose state is not Open, and a queue the scheduler creates itself has no state."""
+        path = "/apis/scheduling.volcano.sh/v1beta1/queues"
+        queue = {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": "default"},
+            "spec": {"weight": 1, "reclaimable": True},
+        }
+        await create(self.api, path, queue)
+        await self.api.request(
+            "PATCH",
+            f"{path}/default/status",
+            {"status": {"state": "Open"}},
+            content_type="application/merge-patch+json",
+        )
+
     async def make_nodes(self) -> None:
         started = time.monotonic()
         self.nodes = [f"bench-node-{index:04d}" for index in range(self.args.nodes)]
@@ -386,6 +405,7 @@ class Bench:
             print(f"creating {self.args.nodes} kwok nodes ...", flush=True)
             await self.make_nodes()
             print(f"nodes Ready in {self.report['nodes_ready_s']:.1f} s", flush=True)
+            await self.open_default_queue()
             modes = self.args.modes.split(",")
             if "ceiling" in modes:
                 await self.ceiling()

@@ -111,6 +111,7 @@ class Restart(Bench):
         try:
             print(f"creating {self.args.nodes} kwok nodes ...", flush=True)
             await self.make_nodes()
+            await self.open_default_queue()
             await self.fill()
             results = []
             for index in range(self.args.starts):

@@ -205,25 +205,6 @@ class SideBySide(Bench):
                     break
                 await asyncio.sleep(1)
 
-    async def open_default_queue(self) -> None:
-        """The default queue, Open, as Volcano's queue controller leaves it (none runs here):
-        vc-scheduler's proportion allocates nothing in a queue whose state is not Open, and
-        a queue it creates itself has no state."""
-        path = "/apis/scheduling.volcano.sh/v1beta1/queues"
-        queue = {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "Queue",
-            "metadata": {"name": "default"},
-            "spec": {"weight": 1, "reclaimable": True},
-        }
-        await create(self.api, path, queue)
-        await self.api.request(
-            "PATCH",
-            f"{path}/default/status",
-            {"status": {"state": "Open"}},
-            content_type="application/merge-patch+json",
-        )
-
     async def canary(self, namespace: str, running: Running) -> None:
         """Wait until the scheduler binds a one-pod group, then remove it: streaming starts
         with a scheduler that has listed everything (the same test for both schedulers; Volcano

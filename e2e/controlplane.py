@@ -1053,6 +1053,30 @@ class ControlPlane:
         }
         self.request("POST", "/api/v1/namespaces", body)
 
+    def open_queues(self, *names: str, timeout: float = 30.0) -> None:
+        """Set each Queue without a state Open, as the queue controller does (for a scheduler
+        run with no controllers): the proportion and capacity plugins, Volcano's and ours,
+        allocate nothing in a queue whose state is not Open. Waits up to ``timeout`` for a
+        queue to exist (the scheduler creates root and default as it starts)."""
+        for name in names:
+            path = f"/apis/scheduling.volcano.sh/v1beta1/queues/{name}"
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    queue = self.request("GET", path)
+                    break
+                except ApiError as error:
+                    if error.status != 404 or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            if not (queue.get("status") or {}).get("state"):
+                self.request(
+                    "PATCH",
+                    f"{path}/status",
+                    {"status": {"state": "Open"}},
+                    content_type="application/merge-patch+json",
+                )
+
     def purge_namespace(self, name: str) -> None:
         """Delete the namespace's pods (grace 0, no kubelet waits for them), its custom
         objects of our namespaced CRDs, then the namespace (it stays Terminating: no

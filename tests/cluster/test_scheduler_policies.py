@@ -57,6 +57,8 @@ def make_queue(control_plane: ControlPlane) -> Iterator[Callable[..., str]]:
     def make(name: str, **spec: object) -> str:
         control_plane.create(queue_manifest(name, **spec))
         created.append(name)
+        # No queue controller runs here: Open, as it would set it.
+        control_plane.open_queues(name)
         return name
 
     yield make
@@ -244,6 +246,7 @@ def test_volcano_user_yaml_works_unchanged(
     queue = f"user-{namespace[-6:]}"
     for document in yaml.safe_load_all(USER_YAML.format(queue=queue, namespace=namespace)):
         control_plane.create(document)
+    control_plane.open_queues(queue)  # as the queue controller would (none runs here)
     try:
         scheduler = start_scheduler()
         scheduler.wait_ready()

@@ -27,6 +27,8 @@ RBAC_FILE = REPO_ROOT / "deploy" / "base" / "rbac.yaml"
 LEASE_NAMESPACE = "volcano-system"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PG_PATH = "/apis/scheduling.volcano.sh/v1beta1"
+ROOT_QUEUE = "root"
+DEFAULT_QUEUE = "default"
 
 
 # ------------------------------------------------------------------------------ RBAC
@@ -91,6 +93,14 @@ class SchedulerProcess(e2e.scheduler_process.SchedulerProcess):
             label=label,
         )
         self.scheduler_name = scheduler_name
+        self.plane = plane
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Ready, and the queues it made (root, default) Open, as a queue controller would
+        set them: most tests here run the scheduler alone, and its proportion plugin, like
+        Volcano's, allocates nothing in a queue without a state."""
+        super().wait_ready(timeout)
+        self.plane.open_queues(ROOT_QUEUE, DEFAULT_QUEUE)
 
 
 @pytest.fixture
