@@ -148,7 +148,10 @@ class Simulation:
         """Create the objects in the simulated cluster. ``owned``: the caller hands them
         over (no copy; the command line's freshly read dump is tens of thousands of pods)."""
         for obj in objects:
-            self.cluster.create(obj if owned else copy.deepcopy(obj))
+            obj = obj if owned else copy.deepcopy(obj)
+            if obj.get("kind") == "Queue":
+                _synced_queue(obj)
+            self.cluster.create(obj)
         self.cluster.ensure_default_queues()
         # Session uids from the seed and the loaded store's revision: a reloaded output (whose
         # revision is past every version it holds) never reuses the first run's.
@@ -640,3 +643,13 @@ class Simulation:
             # The quiet cycles up to --until are stood for, not run.
             self.cycles = last
             self.time = self.clock.time_of_cycle(last)
+
+
+def _synced_queue(queue: dict[str, Any]) -> None:
+    """The queue controller's first sync, which comes before the scheduler's first session:
+    a Queue without a state is Open (the scheduler takes one without a state as not Open)."""
+    status = queue.get("status")
+    if not isinstance(status, dict):
+        status = queue["status"] = {}
+    if not status.get("state"):
+        status["state"] = "Open"

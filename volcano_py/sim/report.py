@@ -114,6 +114,8 @@ def _unschedulable_reason(
         return job.job_fit_errors
     queue_info = ssn.queues.get(job.queue)
     if queue_info is not None and not ssn.allocatable(queue_info, waiting[0]):
+        if not queue_info.is_open:
+            return f"queue {job.queue} is {queue_info.state or 'without a state'}, not Open"
         return _queue_limit(ssn, job.queue) or f"queue {job.queue} cannot take more tasks"
     return job.fit_error()
 
