@@ -2,7 +2,8 @@
 whose single card fits (not the one with more free memory in total), a vGPU pod on the card
 its UUID annotation names, the cards reach the pods as the Binding's annotations, and with
 deviceshare.NodeLockEnable the bind writes the node lock and a held lock keeps the next pod
-off the node until it is removed (as the device plugin removes it)."""
+off the node, its pending reason naming the lock, until it is removed (as the device plugin
+removes it)."""
 
 from __future__ import annotations
 
@@ -107,6 +108,14 @@ def _annotations(plane: ControlPlane, namespace: str, name: str) -> dict[str, st
     pod = list_pods(plane, namespace).get(name) or {}
     found: dict[str, str] = (pod.get("metadata") or {}).get("annotations") or {}
     return found
+
+
+def _pending_reason(plane: ControlPlane, namespace: str, name: str) -> str:
+    pod = list_pods(plane, namespace).get(name) or {}
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return str(condition.get("message", ""))
+    return ""
 
 
 def _node_of(plane: ControlPlane, namespace: str, name: str) -> str:
@@ -251,6 +260,20 @@ def test_node_lock_is_written_and_honoured(
         # Held: several cycles pass and the second pod stays off the node.
         time.sleep(5)
         assert _node_of(control_plane, namespace, "second") == ""
+        # And says why: Volcano's allocation error, then which lock holds since when.
+        wait_until(
+            "the second pod's pending reason",
+            lambda: (
+                "lock annotation 'gpu' on node"
+                in _pending_reason(control_plane, namespace, "second")
+            ),
+            diagnose=lambda: scheduler.log(40),
+        )
+        reason = _pending_reason(control_plane, namespace, "second")
+        assert reason.startswith(
+            f"node {node} locked for lockname gpushare node {node} has been locked within 5"
+            " minutes (lock annotation 'gpu' on node"
+        ), reason
         # The device plugin's release: the lock annotation removed.
         control_plane.request(
             "PATCH",
