@@ -377,3 +377,99 @@ def prioritize_nodes(ssn: Session, task: TaskInfo, rows: IntArray) -> NodeInfo |
     if fits_future.any():
         return select_best_node(ssn, task, rows[fits_future])
     return None
+
+
+class RunSearch:
+    """The node search and scoring of a run of like tasks of one job (``same_pod_template``)
+    that allocate places one after the other over every node, kept across the run.
+
+    Built for the run's first task with ``Session.batch_safe`` true: the plugins' combined
+    masks and every node's score over all rows. A placement writes one node's row, and for
+    such a run the masks and scores change only there (the plugins' ``batch_safe``
+    promise), so each next task refreshes that row alone and then searches and chooses as
+    ``PredicateHelper.predicate_nodes`` and ``prioritize_nodes`` would: the same rotating
+    window (``next_start_index``), the same idle-before-future preference, the same seeded
+    tie-break. The resource fit comes from the session's ``FitCache`` (itself refreshed
+    only where placements wrote), so it needs no promise.
+    """
+
+    __slots__ = (
+        "_columns",
+        "_masks",
+        "_rows",
+        "_scores",
+        "_ssn",
+        "_stale",
+        "_vector",
+        "template",
+        "wanted",
+    )
+
+    def __init__(self, ssn: Session, task: TaskInfo, rows: IntArray) -> None:
+        self._ssn = ssn
+        # The task the run's members must ask alike (``same_pod_template``).
+        self.template = task
+        self._rows = rows
+        self._vector, self._columns = ssn.task_vector(task.init_resreq)
+        self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
+        passed = np.ones(len(rows), dtype=np.bool_)
+        for mask in ssn.predicate_masks(task):
+            passed &= mask.passed
+        self._masks = passed
+        self._scores = ssn.node_scores(task, rows)
+        # The row the last placement wrote, refreshed when the next task asks.
+        self._stale = -1
+
+    @staticmethod
+    def covers(ssn: Session, rows: IntArray) -> bool:
+        """Is ``rows`` every session row, in order (the flat allocate's search)?"""
+        total = len(ssn.node_list)
+        return len(rows) == total > 0 and int(rows[0]) == 0 and int(rows[-1]) == total - 1
+
+    def placed(self, node: NodeInfo) -> None:
+        """A task of the run was placed (or tried) on ``node``: its row is stale."""
+        self._stale = node.row
+
+    def choose(self, task: TaskInfo) -> tuple[bool, NodeInfo | None]:
+        """(searched, best node): ``searched`` is False when no node passes (the caller
+        then runs the per-task search, which explains every failure, from the same state);
+        the node is None when none of the found ones has room (``prioritize_nodes``)."""
+        ssn = self._ssn
+        stale = self._stale
+        if stale >= 0:
+            self._refresh(task, stale)
+            self._stale = -1
+        started = time.perf_counter()
+        fits_all = ssn.fits.future_fits(self._vector, self._columns)
+        total = len(self._rows)
+        start = ssn.state.next_start_index
+        found = _first_in_rotation(
+            np.flatnonzero(fits_all & self._masks), start % total, self.wanted, total
+        )
+        if found is None:
+            return False, None
+        candidates, examined = found
+        ssn.state.next_start_index = (start + examined) % total
+        metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
+        # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
+        fits_idle = ssn.fits.idle_fits(self._vector, self._columns)[candidates]
+        if fits_idle.any():
+            candidates = candidates[fits_idle]
+        if len(candidates) == 1:
+            return True, ssn.node_list[int(candidates[0])]
+        started = time.perf_counter()
+        scores = self._scores[candidates]
+        metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
+        ties = candidates[scores == scores.max()]
+        chosen = int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])
+        return True, ssn.node_list[chosen]
+
+    def _refresh(self, task: TaskInfo, row: int) -> None:
+        ssn = self._ssn
+        passed = True
+        for mask in ssn.predicate_masks(task):
+            if not mask.passed[row]:
+                passed = False
+                break
+        self._masks[row] = passed
+        self._scores[row] = ssn.node_scores(task, self._rows[row : row + 1])[0]

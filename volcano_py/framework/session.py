@@ -63,6 +63,17 @@ _PREEMPT_REJECT = frozenset(
 )
 
 
+# The hooks whose answers a batched run of like tasks reuses (``Session.batch_safe``).
+_BATCH_GUARDED_HOOKS = (
+    "predicate",
+    "predicate_mask",
+    "task_predicate",
+    "node_order",
+    "batch_node_order",
+    "best_node",
+)
+
+
 class SessionSink(BindEvictSink, Protocol):
     """Where a session's decisions go: the scheduler cache."""
 
@@ -452,6 +463,35 @@ class Session:
                 node = node_list[int(row)]
                 total[i] += sum(fn(task, node) for fn in scalar)
         return total
+
+    def batch_safe(self, task: TaskInfo) -> bool:
+        """May allocate place ``task`` and the following tasks of its job that ask alike
+        (``same_pod_template``) as one run, keeping the feasibility mask and the scores of
+        every node across the run and refreshing only the row each placement wrote?
+
+        Only when no plain per-node predicate, scalar node order or best-node choice is
+        registered, ``task`` needs no per-node check, and every plugin that registered a
+        predicate, mask, task-predicate or node-order hook says so for ``task`` (its
+        ``batch_safe``, the contract in docs/plugins.md). A plugin without the method is
+        never batch safe: the run then goes task by task."""
+        if self._flat("predicate") or self._flat("node_order") or self._flat("best_node"):
+            return False
+        for name in self._batch_guarded_plugins:
+            plugin = self.plugins.get(name)
+            answer = getattr(plugin, "batch_safe", None)
+            if answer is None or not answer(task):
+                return False
+        return not self.scalar_predicates(task)
+
+    @cached_property
+    def _batch_guarded_plugins(self) -> tuple[str, ...]:
+        """The plugins whose search or scoring hooks a batched run reuses across its tasks."""
+        names: dict[str, None] = {}
+        for hook in _BATCH_GUARDED_HOOKS:
+            for tier in self._hooks[hook]:
+                for name, _fn in tier:
+                    names[name] = None
+        return tuple(names)
 
     def best_node_fn(
         self, task: TaskInfo, scores: Mapping[float, list[NodeInfo]]

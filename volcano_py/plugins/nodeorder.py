@@ -56,6 +56,7 @@ from volcano_py.plugins._kube_scheduling.podspec import (
     affinity,
     containers,
     freeze,
+    has_pod_affinity,
     init_containers,
     mapping,
     sequence,
@@ -631,6 +632,7 @@ class NodeOrderPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
         self.weights = Weights.from_arguments(arguments)
+        self._batch_safe: Callable[[TaskInfo], bool] | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         weights = self.weights
@@ -738,7 +740,35 @@ class NodeOrderPlugin:
                     total += weights.image_locality * images.scores(task)[rows]
             return total
 
+        def batch_safe(task: TaskInfo) -> bool:
+            """Is every score of ``task`` a node's own (row-local: the same whichever rows are
+            asked), changed by a like task's placement only on the placed row? The resource
+            scores are (kept per row), so are image locality and a taint score equal on every
+            node; not a score normalised over the candidates (preferred node affinity,
+            untolerated PreferNoSchedule taints, inter-pod or spread preferences), nor a pod
+            with inter-pod terms of its own (its like pods placed would change its scores
+            over whole topology domains)."""
+            if weights.node_affinity and static.node_affinity(task) is not None:
+                return False
+            if weights.taint_toleration and not static.tolerates_every_node(task):
+                return False
+            if tracker is not None and (
+                has_pod_affinity(task.pod) or tracker.score_state(task).topology_score
+            ):
+                return False
+            if spread is not None:
+                _key, pod_spread = spread.spread(task)
+                if pod_spread.soft or pod_spread.soft_error:
+                    return False
+            return True
+
+        self._batch_safe = batch_safe
         ssn.add_batch_node_order_fn(self.name, batch_node_order)
+
+    def batch_safe(self, task: TaskInfo) -> bool:
+        """May allocate keep this plugin's scores across a run of tasks like ``task``
+        (``Session.batch_safe``)? Only in a session this plugin opened."""
+        return self._batch_safe(task) if self._batch_safe is not None else False
 
     def on_session_close(self, ssn: Session) -> None:
         return None
