@@ -65,6 +65,79 @@ def test_clusters_past_the_feasible_node_limit_place_alike_batched_or_not(
     assert batched == single
 
 
+IMAGES = ("img-a:1", "img-b:2")
+
+
+@st.composite
+def like_gangs(draw: st.DrawFn) -> dict[str, list[dict[str, Any]]]:
+    """Gangs of like members (one image, request, selector and toleration each) over nodes
+    of mixed sizes, some holding the gangs' images, some with a low pod limit, some already
+    half full: the runs the batched path takes, with the scores it keeps across them."""
+    nodes, pods, groups = [], [], []
+    for i in range(draw(st.integers(3, 240))):
+        cpu, memory = draw(st.sampled_from([("2", "4Gi"), ("4", "8Gi"), ("8", "16Gi")]))
+        limit = draw(st.sampled_from(["110", "110", "2", "3"]))
+        node = build_node(
+            f"n{i:03d}",
+            resource_list(cpu, memory, pods=limit),
+            {"zone": draw(st.sampled_from(["a", "b"]))},
+        )
+        if draw(st.integers(0, 3)) == 0:
+            held = draw(st.sampled_from([IMAGES[:1], IMAGES[1:], IMAGES]))
+            node["status"]["images"] = [
+                {"names": [image], "sizeBytes": draw(st.integers(30, 900)) * 1024 * 1024}
+                for image in held
+            ]
+        nodes.append(node)
+        if draw(st.booleans()):
+            group = f"run-{i}"
+            groups.append(build_pod_group(group, "ns", "q1", 1, phase="Running"))
+            pods.append(
+                build_pod(
+                    "ns",
+                    group,
+                    node["metadata"]["name"],
+                    "Running",
+                    resource_list("1", "1Gi"),
+                    group,
+                )
+            )
+    for g in range(draw(st.integers(1, 5))):
+        size = draw(st.integers(2, 30))
+        group = f"gang-{g}"
+        groups.append(build_pod_group(group, "ns", "q1", draw(st.integers(1, size))))
+        cpu, memory = draw(st.sampled_from([("1", "1Gi"), ("500m", "2Gi"), ("2", "1Gi")]))
+        selector = {"zone": "a"} if draw(st.integers(0, 3)) == 0 else None
+        image = draw(st.sampled_from([None, *IMAGES]))
+        for t in range(size):
+            pod = build_pod(
+                "ns",
+                f"{group}-{t}",
+                "",
+                "Pending",
+                resource_list(cpu, memory),
+                group,
+                node_selector=selector,
+            )
+            if image is not None:
+                pod["spec"]["containers"][0]["image"] = image
+            pods.append(pod)
+    return {"nodes": nodes, "pods": pods, "groups": groups, "queues": [build_queue("q1", 1)]}
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(like_gangs(), st.booleans(), st.booleans(), st.integers(0, 3))
+def test_runs_of_like_members_place_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], binpack: bool, most_requested: bool, seed: int
+) -> None:
+    batched, single = both_ways(cluster, conf_for(binpack, most_requested), seed)
+    assert batched == single
+
+
 @pytest.mark.parametrize("seed", range(0, 60, 3))
 def test_bench_decisions_clusters_alike_batched_or_not(seed: int) -> None:
     """``bench.decisions``' clusters (inter-pod terms, host ports, images, pod limits, three

@@ -383,23 +383,24 @@ class RunSearch:
     """The node search and scoring of a run of like tasks of one job (``same_pod_template``)
     that allocate places one after the other over every node, kept across the run.
 
-    Built for the run's first task with ``Session.batch_safe`` true: the plugins' combined
-    masks and every node's score over all rows. A placement writes one node's row, and for
-    such a run the masks and scores change only there (the plugins' ``batch_safe``
-    promise), so each next task refreshes that row alone and then searches and chooses as
-    ``PredicateHelper.predicate_nodes`` and ``prioritize_nodes`` would: the same rotating
-    window (``next_start_index``), the same idle-before-future preference, the same seeded
-    tie-break. The resource fit comes from the session's ``FitCache`` (itself refreshed
-    only where placements wrote), so it needs no promise.
+    Made for a run whose tasks ``Session.batch_safe`` allows: they need no per-node check, and
+    every node's score is its own (the same whichever candidates are asked) and changes only
+    where a placement wrote. So the scores are kept per node across the run, computed the
+    first time a node is a candidate and again only when a placement wrote its row since.
+    The search is ``PredicateHelper.predicate_nodes``' over every node: the resource fit from
+    the session's ``FitCache`` and the plugins' masks, both asked afresh for each task, and
+    the same rotating window (``next_start_index``); then ``prioritize_nodes``' choice: where
+    the task fits now before where it fits the future idle, the best score, the same seeded
+    tie-break.
     """
 
     __slots__ = (
         "_columns",
-        "_masks",
+        "_fresh",
         "_rows",
+        "_score",
         "_scores",
         "_ssn",
-        "_stale",
         "_vector",
         "template",
         "wanted",
@@ -412,13 +413,10 @@ class RunSearch:
         self._rows = rows
         self._vector, self._columns = ssn.task_vector(task.init_resreq)
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
-        passed = np.ones(len(rows), dtype=np.bool_)
-        for mask in ssn.predicate_masks(task):
-            passed &= mask.passed
-        self._masks = passed
-        self._scores = ssn.node_scores(task, rows)
-        # The row the last placement wrote, refreshed when the next task asks.
-        self._stale = -1
+        self._score = ssn.run_node_scores(task)
+        self._scores = np.zeros(len(rows))
+        # Which nodes' scores are current (scored, and not placed on since).
+        self._fresh = np.zeros(len(rows), dtype=np.bool_)
 
     @staticmethod
     def covers(ssn: Session, rows: IntArray) -> bool:
@@ -427,25 +425,21 @@ class RunSearch:
         return len(rows) == total > 0 and int(rows[0]) == 0 and int(rows[-1]) == total - 1
 
     def placed(self, node: NodeInfo) -> None:
-        """A task of the run was placed (or tried) on ``node``: its row is stale."""
-        self._stale = node.row
+        """A task of the run was placed (or tried) on ``node``: its score is stale."""
+        self._fresh[node.row] = False
 
     def choose(self, task: TaskInfo) -> tuple[bool, NodeInfo | None]:
         """(searched, best node): ``searched`` is False when no node passes (the caller
         then runs the per-task search, which explains every failure, from the same state);
         the node is None when none of the found ones has room (``prioritize_nodes``)."""
         ssn = self._ssn
-        stale = self._stale
-        if stale >= 0:
-            self._refresh(task, stale)
-            self._stale = -1
         started = time.perf_counter()
-        fits_all = ssn.fits.future_fits(self._vector, self._columns)
+        combined = ssn.fits.future_fits(self._vector, self._columns).copy()
+        for mask in ssn.predicate_masks(task):
+            combined &= mask.passed
         total = len(self._rows)
         start = ssn.state.next_start_index
-        found = _first_in_rotation(
-            np.flatnonzero(fits_all & self._masks), start % total, self.wanted, total
-        )
+        found = _first_in_rotation(np.flatnonzero(combined), start % total, self.wanted, total)
         if found is None:
             return False, None
         candidates, examined = found
@@ -458,18 +452,12 @@ class RunSearch:
         if len(candidates) == 1:
             return True, ssn.node_list[int(candidates[0])]
         started = time.perf_counter()
+        stale = candidates[~self._fresh[candidates]]
+        if len(stale):
+            self._scores[stale] = self._score(stale)
+            self._fresh[stale] = True
         scores = self._scores[candidates]
         metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
         ties = candidates[scores == scores.max()]
         chosen = int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])
         return True, ssn.node_list[chosen]
-
-    def _refresh(self, task: TaskInfo, row: int) -> None:
-        ssn = self._ssn
-        passed = True
-        for mask in ssn.predicate_masks(task):
-            if not mask.passed[row]:
-                passed = False
-                break
-        self._masks[row] = passed
-        self._scores[row] = ssn.node_scores(task, self._rows[row : row + 1])[0]

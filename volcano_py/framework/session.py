@@ -7,6 +7,7 @@ status back through the sink, but only what changed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import random
@@ -482,6 +483,33 @@ class Session:
             if answer is None or not answer(task):
                 return False
         return not self.scalar_predicates(task)
+
+    def run_node_scores(self, task: TaskInfo) -> Callable[[IntArray], FloatArray]:
+        """``node_scores`` for a run of tasks like ``task`` (``batch_safe``): each plugin's
+        function bound to the run (its ``batch_scores``, when it registered one function and
+        offers that), summed in the same order from zero."""
+        import numpy as np
+
+        registered: dict[str, int] = {}
+        for name, _fn in self._tier_entries("batch_node_order"):
+            registered[name] = registered.get(name, 0) + 1
+        parts: list[Callable[[IntArray], FloatArray]] = []
+        for name, fn in self._tier_entries("batch_node_order"):
+            bind = getattr(self.plugins.get(name), "batch_scores", None)
+            bound = bind(task) if bind is not None and registered[name] == 1 else None
+            parts.append(bound if bound is not None else functools.partial(fn, task))
+
+        def scores(rows: IntArray) -> FloatArray:
+            total: FloatArray = np.zeros(len(rows))
+            for part in parts:
+                total += part(rows)
+            return total
+
+        return scores
+
+    def _tier_entries(self, hook: str) -> list[tuple[str, Any]]:
+        """(plugin name, function) of every registration of ``hook``, tier by tier."""
+        return [entry for tier in self._hooks[hook] for entry in tier]
 
     @cached_property
     def _batch_guarded_plugins(self) -> tuple[str, ...]:
