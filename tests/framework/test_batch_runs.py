@@ -23,6 +23,7 @@ from tests.builders import build_node, build_pod, build_pod_group, build_queue, 
 from tests.framework.test_incremental_placement import clusters, conf_for, run_session
 from volcano_py.actions import task_placement
 from volcano_py.api.task import TaskInfo, same_pod_template
+from volcano_py.api.types import TASK_SPEC_KEY
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework import node_selection
@@ -69,7 +70,7 @@ IMAGES = ("img-a:1", "img-b:2")
 
 
 @st.composite
-def like_gangs(draw: st.DrawFn) -> dict[str, list[dict[str, Any]]]:
+def like_gangs(draw: st.DrawFn, roles: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Gangs of like members (one image, request, selector and toleration each) over nodes
     of mixed sizes, some holding the gangs' images, some with a low pod limit, some already
     half full: the runs the batched path takes, with the scores it keeps across them."""
@@ -109,15 +110,25 @@ def like_gangs(draw: st.DrawFn) -> dict[str, list[dict[str, Any]]]:
         cpu, memory = draw(st.sampled_from([("1", "1Gi"), ("500m", "2Gi"), ("2", "1Gi")]))
         selector = {"zone": "a"} if draw(st.integers(0, 3)) == 0 else None
         image = draw(st.sampled_from([None, *IMAGES]))
+        # With roles (a Volcano Job's task-spec annotation), a first member of another size
+        # fails nodes for the whole role (allocate's predicate error cache), and a last,
+        # smaller one skips the nodes the run failed on.
+        first = draw(st.sampled_from([("3", "2Gi"), ("6", "4Gi")])) if roles else None
         for t in range(size):
+            want_cpu, want_memory = cpu, memory
+            if first is not None and t == 0:
+                want_cpu, want_memory = first
+            elif first is not None and t == size - 1:
+                want_cpu, want_memory = "100m", "128Mi"
             pod = build_pod(
                 "ns",
                 f"{group}-{t}",
                 "",
                 "Pending",
-                resource_list(cpu, memory),
+                resource_list(want_cpu, want_memory),
                 group,
                 node_selector=selector,
+                annotations={TASK_SPEC_KEY: "worker"} if roles else None,
             )
             if image is not None:
                 pod["spec"]["containers"][0]["image"] = image
@@ -135,6 +146,21 @@ def test_runs_of_like_members_place_alike_batched_or_not(
     cluster: dict[str, list[dict[str, Any]]], binpack: bool, most_requested: bool, seed: int
 ) -> None:
     batched, single = both_ways(cluster, conf_for(binpack, most_requested), seed)
+    assert batched == single
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(like_gangs(roles=True), st.booleans(), st.integers(0, 3))
+def test_runs_within_a_role_place_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], binpack: bool, seed: int
+) -> None:
+    """The nodes an earlier member of the role failed on stay out of the run's search, and
+    the run's own failures are remembered for the role, as the per-task search does."""
+    batched, single = both_ways(cluster, conf_for(binpack, True), seed)
     assert batched == single
 
 

@@ -108,7 +108,7 @@ def allocate_tasks(
             # The second like task in a row: keep the search across the run, when the
             # plugins allow (asked once per run of like tasks).
             if previous is not declined and ssn.batch_safe(task):
-                run = RunSearch(ssn, task, rows)
+                run = RunSearch(ssn, helper, task, rows)
             else:
                 declined = task
         previous = task if batch else None

@@ -70,6 +70,25 @@ class PredicateHelper:
         self.error_cache = error_cache
         self._roles: dict[str, _RoleFailures] = {}
 
+    def role_group(self, task: TaskInfo) -> str:
+        """The (job, role) whose failed nodes the task's search skips and extends; empty
+        without the error cache or a role."""
+        return f"{task.job}/{task.task_role}" if (self.error_cache and task.task_role) else ""
+
+    def role_failed(self, group: str) -> BoolArray | None:
+        """Every node a task of ``group`` failed on in this attempt (None: none yet)."""
+        role = self._roles.get(group)
+        return role.failed if role is not None else None
+
+    def remember_role_failures(self, group: str, rows: IntArray) -> None:
+        """Nodes at ``rows`` failed a task of ``group``: its later tasks skip them."""
+        if not len(rows):
+            return
+        role = self._roles.get(group)
+        if role is None:
+            role = self._roles[group] = _RoleFailures(np.zeros(len(self.ssn.node_list), np.bool_))
+        role.failed[rows] = True
+
     def predicate_nodes(
         self,
         task: TaskInfo,
@@ -125,7 +144,7 @@ class PredicateHelper:
             vector, columns = ssn.task_vector(task.init_resreq)
             fits_all = ssn.fits.future_fits(vector, columns)
         masks = ssn.predicate_masks(task)
-        group = f"{task.job}/{task.task_role}" if (self.error_cache and task.task_role) else ""
+        group = self.role_group(task)
         role = self._roles.get(group) if group else None
         scalar = ssn.scalar_predicates(task)
         node_list = ssn.node_list
@@ -397,6 +416,8 @@ class RunSearch:
     __slots__ = (
         "_columns",
         "_fresh",
+        "_group",
+        "_helper",
         "_rows",
         "_score",
         "_scores",
@@ -406,8 +427,14 @@ class RunSearch:
         "wanted",
     )
 
-    def __init__(self, ssn: Session, task: TaskInfo, rows: IntArray) -> None:
+    def __init__(
+        self, ssn: Session, helper: PredicateHelper, task: TaskInfo, rows: IntArray
+    ) -> None:
         self._ssn = ssn
+        # The role's failed nodes (the predicate error cache), shared with the per-task
+        # search of the same attempt: the run skips them and adds its own.
+        self._helper = helper
+        self._group = helper.role_group(task)
         # The task the run's members must ask alike (``same_pod_template``).
         self.template = task
         self._rows = rows
@@ -437,13 +464,24 @@ class RunSearch:
         combined = ssn.fits.future_fits(self._vector, self._columns).copy()
         for mask in ssn.predicate_masks(task):
             combined &= mask.passed
+        group = self._group
+        if group:
+            failed = self._helper.role_failed(group)
+            if failed is not None:
+                combined &= ~failed
         total = len(self._rows)
         start = ssn.state.next_start_index
-        found = _first_in_rotation(np.flatnonzero(combined), start % total, self.wanted, total)
+        shift = start % total
+        found = _first_in_rotation(np.flatnonzero(combined), shift, self.wanted, total)
         if found is None:
             return False, None
         candidates, examined = found
         ssn.state.next_start_index = (start + examined) % total
+        if group:
+            # The examined nodes that failed, from the start on, wrapping: the role skips
+            # them from now on (as ``predicate_nodes`` remembers them).
+            examined_rows = (np.arange(examined) + shift) % total
+            self._helper.remember_role_failures(group, examined_rows[~combined[examined_rows]])
         metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
         # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
         fits_idle = ssn.fits.idle_fits(self._vector, self._columns)[candidates]
