@@ -19,13 +19,17 @@ from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.sub_job import SubJobInfo
-from volcano_py.api.task import TaskInfo
+from volcano_py.api.task import TaskInfo, same_pod_template
 from volcano_py.api.types import FitError, FitErrors
-from volcano_py.framework.node_selection import PredicateHelper, prioritize_nodes
+from volcano_py.framework.node_selection import PredicateHelper, RunSearch, prioritize_nodes
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Statement, StatementError
 
 log = logging.getLogger(__name__)
+
+# Place a run of like tasks with one node search kept across the run (False: task by task,
+# the tests' reference).
+_BATCH_RUNS = True
 
 
 def allocate_tasks(
@@ -60,6 +64,13 @@ def allocate_tasks(
             return ssn.job_pipelined(job)
         return ssn.sub_job_pipelined(job, sub_job)
 
+    # A run of like tasks (same job, same pod template) placed one after the other keeps its
+    # node search across the run (RunSearch); the flat search over every node only.
+    batch = _BATCH_RUNS and sub_job is None and RunSearch.covers(ssn, rows)
+    run: RunSearch | None = None
+    # The last task that reached the search, and the last one of a run the plugins declined.
+    previous: TaskInfo | None = None
+    declined: TaskInfo | None = None
     for task in tasks:
         if not ssn.allocatable(queue, task):
             continue
@@ -82,25 +93,53 @@ def allocate_tasks(
                 continue
             break
 
-        candidates = _nominated_candidates(task, helper, rows)
-        fit_errors: FitErrors | None = None
-        if len(candidates) == 0:
-            candidates, fit_errors = helper.predicate_nodes(task, rows)
-        if len(candidates) == 0:
-            if fit_errors is None:
-                fit_errors = FitErrors()
-            elif hyper_node != CLUSTER_TOP_HYPER_NODE:
-                fit_errors.hyper_node = hyper_node
-            job.nodes_fit_errors[task.uid] = fit_errors
-            if job.need_continue_allocating(owner):
-                continue
-            break
+        best: NodeInfo | None = None
+        searched = False
+        if run is not None and (
+            task.nominated_node_name or not same_pod_template(run.template, task)
+        ):
+            run = None
+        if (
+            run is None
+            and previous is not None
+            and not task.nominated_node_name
+            and same_pod_template(previous, task)
+        ):
+            # The second like task in a row: keep the search across the run, when the
+            # plugins allow (asked once per run of like tasks).
+            if previous is not declined and ssn.batch_safe(task):
+                run = RunSearch(ssn, helper, task, rows)
+            else:
+                declined = task
+        previous = task if batch else None
+        if run is not None:
+            searched, best = run.choose(task)
+        if not searched:
+            if run is not None:
+                # Nothing passes: the per-task search explains why, from the same state; the
+                # like tasks after it go task by task.
+                run, declined = None, task
+            candidates = _nominated_candidates(task, helper, rows)
+            fit_errors: FitErrors | None = None
+            if len(candidates) == 0:
+                candidates, fit_errors = helper.predicate_nodes(task, rows)
+            if len(candidates) == 0:
+                if fit_errors is None:
+                    fit_errors = FitErrors()
+                elif hyper_node != CLUSTER_TOP_HYPER_NODE:
+                    fit_errors.hyper_node = hyper_node
+                job.nodes_fit_errors[task.uid] = fit_errors
+                if job.need_continue_allocating(owner):
+                    continue
+                break
 
-        if with_topology:
-            task.job_allocated_hyper_node = allocated
-        best = prioritize_nodes(ssn, task, candidates)
+            if with_topology:
+                task.job_allocated_hyper_node = allocated
+            best = prioritize_nodes(ssn, task, candidates)
         if best is None:
             continue
+        if run is not None:
+            run.placed(best)
         if place_task(statement, task, best):
             record_job_scheduled(ssn, job, series)
             if with_topology:

@@ -271,6 +271,27 @@ def derived_fact(task: TaskInfo, name: str, compute: Callable[[TaskInfo], Any]) 
 _MISSING: Any = object()
 
 
+def same_pod_template(left: TaskInfo, right: TaskInfo) -> bool:
+    """Do the two tasks ask alike: the same pod spec, namespace, labels and annotations (the
+    pod's and the Binding's), request, role and priority? Two members of a gang usually do;
+    they then differ only in name, uid and status. A plugin that lets allocate place such a
+    run in one pass (``batch_safe``) answers from these alone."""
+    if left.pod is right.pod:
+        return True
+    left_meta, right_meta = _meta(left.pod), _meta(right.pod)
+    return (
+        left.namespace == right.namespace
+        and left.task_role == right.task_role
+        and left.priority == right.priority
+        and left.resreq == right.resreq
+        and left.init_resreq == right.init_resreq
+        and left.pod.get("spec") == right.pod.get("spec")
+        and left_meta.get("labels") == right_meta.get("labels")
+        and left_meta.get("annotations") == right_meta.get("annotations")
+        and left.pod_annotations == right.pod_annotations
+    )
+
+
 def pod_index_of_name(name: str) -> int | None:
     """The numeric index at the end of a pod name made by a controller (``job-worker-3``)."""
     parts = name.split("-")

@@ -70,6 +70,25 @@ class PredicateHelper:
         self.error_cache = error_cache
         self._roles: dict[str, _RoleFailures] = {}
 
+    def role_group(self, task: TaskInfo) -> str:
+        """The (job, role) whose failed nodes the task's search skips and extends; empty
+        without the error cache or a role."""
+        return f"{task.job}/{task.task_role}" if (self.error_cache and task.task_role) else ""
+
+    def role_failed(self, group: str) -> BoolArray | None:
+        """Every node a task of ``group`` failed on in this attempt (None: none yet)."""
+        role = self._roles.get(group)
+        return role.failed if role is not None else None
+
+    def remember_role_failures(self, group: str, rows: IntArray) -> None:
+        """Nodes at ``rows`` failed a task of ``group``: its later tasks skip them."""
+        if not len(rows):
+            return
+        role = self._roles.get(group)
+        if role is None:
+            role = self._roles[group] = _RoleFailures(np.zeros(len(self.ssn.node_list), np.bool_))
+        role.failed[rows] = True
+
     def predicate_nodes(
         self,
         task: TaskInfo,
@@ -125,7 +144,7 @@ class PredicateHelper:
             vector, columns = ssn.task_vector(task.init_resreq)
             fits_all = ssn.fits.future_fits(vector, columns)
         masks = ssn.predicate_masks(task)
-        group = f"{task.job}/{task.task_role}" if (self.error_cache and task.task_role) else ""
+        group = self.role_group(task)
         role = self._roles.get(group) if group else None
         scalar = ssn.scalar_predicates(task)
         node_list = ssn.node_list
@@ -377,3 +396,106 @@ def prioritize_nodes(ssn: Session, task: TaskInfo, rows: IntArray) -> NodeInfo |
     if fits_future.any():
         return select_best_node(ssn, task, rows[fits_future])
     return None
+
+
+class RunSearch:
+    """The node search and scoring of a run of like tasks of one job (``same_pod_template``)
+    that allocate places one after the other over every node, kept across the run.
+
+    Made for a run whose tasks ``Session.batch_safe`` allows: they need no per-node check, and
+    every node's score is its own (the same whichever candidates are asked) and changes only
+    where a placement wrote. So the scores are kept per node across the run, computed the
+    first time a node is a candidate and again only when a placement wrote its row since.
+    The search is ``PredicateHelper.predicate_nodes``' over every node: the resource fit from
+    the session's ``FitCache`` and the plugins' masks, both asked afresh for each task, and
+    the same rotating window (``next_start_index``); then ``prioritize_nodes``' choice: where
+    the task fits now before where it fits the future idle, the best score, the same seeded
+    tie-break.
+    """
+
+    __slots__ = (
+        "_columns",
+        "_fresh",
+        "_group",
+        "_helper",
+        "_rows",
+        "_score",
+        "_scores",
+        "_ssn",
+        "_vector",
+        "template",
+        "wanted",
+    )
+
+    def __init__(
+        self, ssn: Session, helper: PredicateHelper, task: TaskInfo, rows: IntArray
+    ) -> None:
+        self._ssn = ssn
+        # The role's failed nodes (the predicate error cache), shared with the per-task
+        # search of the same attempt: the run skips them and adds its own.
+        self._helper = helper
+        self._group = helper.role_group(task)
+        # The task the run's members must ask alike (``same_pod_template``).
+        self.template = task
+        self._rows = rows
+        self._vector, self._columns = ssn.task_vector(task.init_resreq)
+        self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
+        self._score = ssn.run_node_scores(task)
+        self._scores = np.zeros(len(rows))
+        # Which nodes' scores are current (scored, and not placed on since).
+        self._fresh = np.zeros(len(rows), dtype=np.bool_)
+
+    @staticmethod
+    def covers(ssn: Session, rows: IntArray) -> bool:
+        """Is ``rows`` every session row, in order (the flat allocate's search)?"""
+        total = len(ssn.node_list)
+        return len(rows) == total > 0 and int(rows[0]) == 0 and int(rows[-1]) == total - 1
+
+    def placed(self, node: NodeInfo) -> None:
+        """A task of the run was placed (or tried) on ``node``: its score is stale."""
+        self._fresh[node.row] = False
+
+    def choose(self, task: TaskInfo) -> tuple[bool, NodeInfo | None]:
+        """(searched, best node): ``searched`` is False when no node passes (the caller
+        then runs the per-task search, which explains every failure, from the same state);
+        the node is None when none of the found ones has room (``prioritize_nodes``)."""
+        ssn = self._ssn
+        started = time.perf_counter()
+        combined = ssn.fits.future_fits(self._vector, self._columns).copy()
+        for mask in ssn.predicate_masks(task):
+            combined &= mask.passed
+        group = self._group
+        if group:
+            failed = self._helper.role_failed(group)
+            if failed is not None:
+                combined &= ~failed
+        total = len(self._rows)
+        start = ssn.state.next_start_index
+        shift = start % total
+        found = _first_in_rotation(np.flatnonzero(combined), shift, self.wanted, total)
+        if found is None:
+            return False, None
+        candidates, examined = found
+        ssn.state.next_start_index = (start + examined) % total
+        if group:
+            # The examined nodes that failed, from the start on, wrapping: the role skips
+            # them from now on (as ``predicate_nodes`` remembers them).
+            examined_rows = (np.arange(examined) + shift) % total
+            self._helper.remember_role_failures(group, examined_rows[~combined[examined_rows]])
+        metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
+        # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
+        fits_idle = ssn.fits.idle_fits(self._vector, self._columns)[candidates]
+        if fits_idle.any():
+            candidates = candidates[fits_idle]
+        if len(candidates) == 1:
+            return True, ssn.node_list[int(candidates[0])]
+        started = time.perf_counter()
+        stale = candidates[~self._fresh[candidates]]
+        if len(stale):
+            self._scores[stale] = self._score(stale)
+            self._fresh[stale] = True
+        scores = self._scores[candidates]
+        metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
+        ties = candidates[scores == scores.max()]
+        chosen = int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])
+        return True, ssn.node_list[chosen]

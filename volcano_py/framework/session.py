@@ -7,6 +7,7 @@ status back through the sink, but only what changed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import random
@@ -60,6 +61,17 @@ PredicateResult = Status | tuple[Status, ...] | None
 # resources, is what preemption is there to fix).
 _PREEMPT_REJECT = frozenset(
     {StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, StatusCode.ERROR, StatusCode.SKIP, StatusCode.WAIT}
+)
+
+
+# The hooks whose answers a batched run of like tasks reuses (``Session.batch_safe``).
+_BATCH_GUARDED_HOOKS = (
+    "predicate",
+    "predicate_mask",
+    "task_predicate",
+    "node_order",
+    "batch_node_order",
+    "best_node",
 )
 
 
@@ -452,6 +464,62 @@ class Session:
                 node = node_list[int(row)]
                 total[i] += sum(fn(task, node) for fn in scalar)
         return total
+
+    def batch_safe(self, task: TaskInfo) -> bool:
+        """May allocate place ``task`` and the following tasks of its job that ask alike
+        (``same_pod_template``) as one run, keeping the feasibility mask and the scores of
+        every node across the run and refreshing only the row each placement wrote?
+
+        Only when no plain per-node predicate, scalar node order or best-node choice is
+        registered, ``task`` needs no per-node check, and every plugin that registered a
+        predicate, mask, task-predicate or node-order hook says so for ``task`` (its
+        ``batch_safe``, the contract in docs/plugins.md). A plugin without the method is
+        never batch safe: the run then goes task by task."""
+        if self._flat("predicate") or self._flat("node_order") or self._flat("best_node"):
+            return False
+        for name in self._batch_guarded_plugins:
+            plugin = self.plugins.get(name)
+            answer = getattr(plugin, "batch_safe", None)
+            if answer is None or not answer(task):
+                return False
+        return not self.scalar_predicates(task)
+
+    def run_node_scores(self, task: TaskInfo) -> Callable[[IntArray], FloatArray]:
+        """``node_scores`` for a run of tasks like ``task`` (``batch_safe``): each plugin's
+        function bound to the run (its ``batch_scores``, when it registered one function and
+        offers that), summed in the same order from zero."""
+        import numpy as np
+
+        registered: dict[str, int] = {}
+        for name, _fn in self._tier_entries("batch_node_order"):
+            registered[name] = registered.get(name, 0) + 1
+        parts: list[Callable[[IntArray], FloatArray]] = []
+        for name, fn in self._tier_entries("batch_node_order"):
+            bind = getattr(self.plugins.get(name), "batch_scores", None)
+            bound = bind(task) if bind is not None and registered[name] == 1 else None
+            parts.append(bound if bound is not None else functools.partial(fn, task))
+
+        def scores(rows: IntArray) -> FloatArray:
+            total: FloatArray = np.zeros(len(rows))
+            for part in parts:
+                total += part(rows)
+            return total
+
+        return scores
+
+    def _tier_entries(self, hook: str) -> list[tuple[str, Any]]:
+        """(plugin name, function) of every registration of ``hook``, tier by tier."""
+        return [entry for tier in self._hooks[hook] for entry in tier]
+
+    @cached_property
+    def _batch_guarded_plugins(self) -> tuple[str, ...]:
+        """The plugins whose search or scoring hooks a batched run reuses across its tasks."""
+        names: dict[str, None] = {}
+        for hook in _BATCH_GUARDED_HOOKS:
+            for tier in self._hooks[hook]:
+                for name, _fn in tier:
+                    names[name] = None
+        return tuple(names)
 
     def best_node_fn(
         self, task: TaskInfo, scores: Mapping[float, list[NodeInfo]]

@@ -155,6 +155,12 @@ class BinpackPlugin:
 
         ssn.add_batch_node_order_fn(self.name, batch_node_order)
 
+    def batch_safe(self, task: TaskInfo) -> bool:
+        """A node's score reads only that node's row of the matrix (allocatable and used),
+        cell by cell, and a placement writes only the placed node's row: allocate may keep the
+        scores across a run of like tasks (``Session.batch_safe``)."""
+        return True
+
     def on_session_close(self, ssn: Session) -> None:
         return None
 

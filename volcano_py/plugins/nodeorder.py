@@ -56,6 +56,7 @@ from volcano_py.plugins._kube_scheduling.podspec import (
     affinity,
     containers,
     freeze,
+    has_pod_affinity,
     init_containers,
     mapping,
     sequence,
@@ -631,6 +632,8 @@ class NodeOrderPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
         self.weights = Weights.from_arguments(arguments)
+        self._batch_safe: Callable[[TaskInfo], bool] | None = None
+        self._batch_scores: Callable[[TaskInfo], Callable[[IntArray], FloatArray]] | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         weights = self.weights
@@ -698,16 +701,19 @@ class NodeOrderPlugin:
                     total += weights.balanced_resource * balanced_allocation(want, have)
             return total
 
-        def batch_node_order(task: TaskInfo, rows: IntArray) -> FloatArray:
-            if not len(rows):
-                return np.zeros(0)
+        def request_key(task: TaskInfo) -> tuple[float, ...]:
             resreq = task.resreq
-            key = (
+            return (
                 *task_non_zero(task),
                 resreq.milli_cpu,
                 resreq.memory,
                 resreq.scalar_resources.get(GPU, 0.0),
             )
+
+        def batch_node_order(task: TaskInfo, rows: IntArray) -> FloatArray:
+            if not len(rows):
+                return np.zeros(0)
+            key = request_key(task)
             total = row_cache.scores(key, rows, lambda stale: row_local(task, stale))
             if weights.node_affinity:
                 raw = static.node_affinity(task)
@@ -738,7 +744,67 @@ class NodeOrderPlugin:
                     total += weights.image_locality * images.scores(task)[rows]
             return total
 
+        def batch_safe(task: TaskInfo) -> bool:
+            """Is every score of ``task`` a node's own (row-local: the same whichever rows are
+            asked), changed by a like task's placement only on the placed row? The resource
+            scores are (kept per row), so are image locality and a taint score equal on every
+            node; not a score normalised over the candidates (preferred node affinity,
+            untolerated PreferNoSchedule taints, inter-pod or spread preferences), nor a pod
+            with inter-pod terms of its own (its like pods placed would change its scores
+            over whole topology domains)."""
+            if weights.node_affinity and static.node_affinity(task) is not None:
+                return False
+            if weights.taint_toleration and not static.tolerates_every_node(task):
+                return False
+            if tracker is not None and (
+                has_pod_affinity(task.pod) or tracker.score_state(task).topology_score
+            ):
+                return False
+            if spread is not None:
+                _key, pod_spread = spread.spread(task)
+                if pod_spread.soft or pod_spread.soft_error:
+                    return False
+            return True
+
+        def batch_scores(task: TaskInfo) -> Callable[[IntArray], FloatArray]:
+            """``batch_node_order`` bound to a run of tasks like ``task`` (``batch_safe``):
+            what depends on the pod alone is looked up once for the run. The same steps in the
+            same order: the kept row scores, then the taint score equal on every node, then
+            image locality."""
+            key = request_key(task)
+            taint = weights.taint_toleration * float(MAX_NODE_SCORE)
+            image_scores = None
+            if images is not None and not (_UNIFORM_SCORES and images.all_zero(task)):
+                image_scores = images.scores(task)
+
+            def compute(stale: IntArray) -> FloatArray:
+                return row_local(task, stale)
+
+            def scores(rows: IntArray) -> FloatArray:
+                total = row_cache.scores(key, rows, compute)
+                if weights.taint_toleration:
+                    total += taint
+                if images is not None:
+                    if image_scores is None:
+                        total += weights.image_locality * 0.0
+                    else:
+                        total += weights.image_locality * image_scores[rows]
+                return total
+
+            return scores
+
+        self._batch_safe = batch_safe
+        self._batch_scores = batch_scores
         ssn.add_batch_node_order_fn(self.name, batch_node_order)
+
+    def batch_safe(self, task: TaskInfo) -> bool:
+        """May allocate keep this plugin's scores across a run of tasks like ``task``
+        (``Session.batch_safe``)? Only in a session this plugin opened."""
+        return self._batch_safe(task) if self._batch_safe is not None else False
+
+    def batch_scores(self, task: TaskInfo) -> Callable[[IntArray], FloatArray] | None:
+        """The scores of the run of tasks like ``task`` (one it said ``batch_safe`` for)."""
+        return self._batch_scores(task) if self._batch_scores is not None else None
 
     def on_session_close(self, ssn: Session) -> None:
         return None

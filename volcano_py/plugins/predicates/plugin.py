@@ -204,6 +204,7 @@ class PredicatesPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
         self.flags = PredicateFlags.from_arguments(arguments)
+        self._batch_safe: Callable[[TaskInfo], bool] | None = None
         warn_unported(arguments)
 
     def on_session_open(self, ssn: Session) -> None:
@@ -286,6 +287,17 @@ class PredicatesPlugin:
                     return dynamic_predicate
             return None
 
+        def batch_safe(task: TaskInfo) -> bool:
+            """Every check of ``task`` is a mask that a like task's placement changes only on
+            its own row: the static mask follows the pod template, the pod count the placed
+            node. Not with a per-node check (host ports, inter-pod terms or a refusing pod:
+            a like pod placed cannot add a refusal without terms of its own), a hard spread
+            constraint (its mask counts whole domains) or DRA (claims are shared)."""
+            if dynamic_resources is not None or task_predicate(task) is not None:
+                return False
+            return spread is None or spread.mask(task) is None
+
+        self._batch_safe = batch_safe
         ssn.add_pre_predicate_fn(self.name, pre_predicate)
         ssn.add_predicate_mask_fn(self.name, static.mask)
         ssn.add_predicate_mask_fn(self.name, pod_count.mask)
@@ -297,6 +309,11 @@ class PredicatesPlugin:
         if simulation is not None:
             # With inter-pod affinity off upstream's Simulate* functions all pass.
             simulation.register(ssn)
+
+    def batch_safe(self, task: TaskInfo) -> bool:
+        """May allocate keep this plugin's masks across a run of tasks like ``task``
+        (``Session.batch_safe``)? Only in a session this plugin opened."""
+        return self._batch_safe(task) if self._batch_safe is not None else False
 
     def _dynamic_resources(self, ssn: Session) -> DynamicResources | None:
         """kube-scheduler's dynamicresources plugin, on with the DynamicResourceAllocation

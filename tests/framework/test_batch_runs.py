@@ -1,0 +1,344 @@
+"""A run of like gang members placed with one node search kept across the run decides exactly
+as placing them task by task (issue 14, "Session").
+
+``allocate_tasks`` keeps the feasibility mask and every node's score across a run of tasks of
+one job that ask alike (``same_pod_template``) when the plugins whose search and scoring hooks
+it reuses say so (``batch_safe``), and refreshes only the row each placement wrote. These
+properties run whole sessions with that path on and off (``task_placement._BATCH_RUNS``) and
+compare every bind, pipelined task, PodGroup phase and the next start index; the cluster
+generators are the incremental-placement test's and ``bench.decisions``' (affinity, host
+ports, images, taints, pod-count limits, binpack, preempt and reclaim).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench import decisions as bench_decisions
+from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
+from tests.framework.test_incremental_placement import clusters, conf_for, run_session
+from volcano_py.actions import task_placement
+from volcano_py.api.task import TaskInfo, same_pod_template
+from volcano_py.api.types import TASK_SPEC_KEY
+from volcano_py.cache.cache import SchedulerCache
+from volcano_py.cache.interfaces import RecordingBinder
+from volcano_py.framework import node_selection
+from volcano_py.framework.conf import SchedulerConf, default_conf
+from volcano_py.framework.session import SchedulingState, open_session
+from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry
+
+
+def both_ways(
+    cluster: dict[str, list[dict[str, Any]]], conf: SchedulerConf, seed: int
+) -> tuple[Any, Any]:
+    batched = run_session(cluster, conf, incremental=True, seed=seed)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(task_placement, "_BATCH_RUNS", False)
+        single = run_session(cluster, conf, incremental=True, seed=seed)
+    return batched, single
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(1, 30), st.booleans(), st.booleans(), st.integers(0, 3))
+def test_small_clusters_place_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], binpack: bool, most_requested: bool, seed: int
+) -> None:
+    batched, single = both_ways(cluster, conf_for(binpack, most_requested), seed)
+    assert batched == single
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(clusters(210, 260), st.booleans(), st.integers(0, 3))
+def test_clusters_past_the_feasible_node_limit_place_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], binpack: bool, seed: int
+) -> None:
+    """Above 200 nodes each task scores only a window from the rotating start: the run must
+    move its window exactly as the per-task search does."""
+    batched, single = both_ways(cluster, conf_for(binpack, False), seed)
+    assert batched == single
+
+
+IMAGES = ("img-a:1", "img-b:2")
+
+
+@st.composite
+def like_gangs(draw: st.DrawFn, roles: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Gangs of like members (one image, request, selector and toleration each) over nodes
+    of mixed sizes, some holding the gangs' images, some with a low pod limit, some already
+    half full: the runs the batched path takes, with the scores it keeps across them."""
+    nodes, pods, groups = [], [], []
+    for i in range(draw(st.integers(3, 240))):
+        cpu, memory = draw(st.sampled_from([("2", "4Gi"), ("4", "8Gi"), ("8", "16Gi")]))
+        limit = draw(st.sampled_from(["110", "110", "2", "3"]))
+        node = build_node(
+            f"n{i:03d}",
+            resource_list(cpu, memory, pods=limit),
+            {"zone": draw(st.sampled_from(["a", "b"]))},
+        )
+        if draw(st.integers(0, 3)) == 0:
+            held = draw(st.sampled_from([IMAGES[:1], IMAGES[1:], IMAGES]))
+            node["status"]["images"] = [
+                {"names": [image], "sizeBytes": draw(st.integers(30, 900)) * 1024 * 1024}
+                for image in held
+            ]
+        nodes.append(node)
+        if draw(st.booleans()):
+            group = f"run-{i}"
+            groups.append(build_pod_group(group, "ns", "q1", 1, phase="Running"))
+            pods.append(
+                build_pod(
+                    "ns",
+                    group,
+                    node["metadata"]["name"],
+                    "Running",
+                    resource_list("1", "1Gi"),
+                    group,
+                )
+            )
+    for g in range(draw(st.integers(1, 5))):
+        size = draw(st.integers(2, 30))
+        group = f"gang-{g}"
+        groups.append(build_pod_group(group, "ns", "q1", draw(st.integers(1, size))))
+        cpu, memory = draw(st.sampled_from([("1", "1Gi"), ("500m", "2Gi"), ("2", "1Gi")]))
+        selector = {"zone": "a"} if draw(st.integers(0, 3)) == 0 else None
+        image = draw(st.sampled_from([None, *IMAGES]))
+        # With roles (a Volcano Job's task-spec annotation), a first member of another size
+        # fails nodes for the whole role (allocate's predicate error cache), and a last,
+        # smaller one skips the nodes the run failed on.
+        first = draw(st.sampled_from([("3", "2Gi"), ("6", "4Gi")])) if roles else None
+        for t in range(size):
+            want_cpu, want_memory = cpu, memory
+            if first is not None and t == 0:
+                want_cpu, want_memory = first
+            elif first is not None and t == size - 1:
+                want_cpu, want_memory = "100m", "128Mi"
+            pod = build_pod(
+                "ns",
+                f"{group}-{t}",
+                "",
+                "Pending",
+                resource_list(want_cpu, want_memory),
+                group,
+                node_selector=selector,
+                annotations={TASK_SPEC_KEY: "worker"} if roles else None,
+            )
+            if image is not None:
+                pod["spec"]["containers"][0]["image"] = image
+            pods.append(pod)
+    return {"nodes": nodes, "pods": pods, "groups": groups, "queues": [build_queue("q1", 1)]}
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(like_gangs(), st.booleans(), st.booleans(), st.integers(0, 3))
+def test_runs_of_like_members_place_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], binpack: bool, most_requested: bool, seed: int
+) -> None:
+    batched, single = both_ways(cluster, conf_for(binpack, most_requested), seed)
+    assert batched == single
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(like_gangs(roles=True), st.booleans(), st.integers(0, 3))
+def test_runs_within_a_role_place_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], binpack: bool, seed: int
+) -> None:
+    """The nodes an earlier member of the role failed on stay out of the run's search, and
+    the run's own failures are remembered for the role, as the per-task search does."""
+    batched, single = both_ways(cluster, conf_for(binpack, True), seed)
+    assert batched == single
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 3))
+def test_bench_decisions_clusters_alike_batched_or_not(seed: int) -> None:
+    """``bench.decisions``' clusters (inter-pod terms, host ports, images, pod limits, three
+    action lists, binpack): two sessions each, every decision digested."""
+    batched = bench_decisions.decisions(seed)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(task_placement, "_BATCH_RUNS", False)
+        single = bench_decisions.decisions(seed)
+    assert batched == single
+
+
+def gang_cluster(nodes: int, members: int, pods: str = "110") -> dict[str, list[dict[str, Any]]]:
+    """``nodes`` equal nodes (past the feasible-node limit) and one gang of like pods."""
+    node_list = [
+        build_node(f"n{i:03d}", resource_list("4", "8Gi", pods=pods), {"zone": "a"})
+        for i in range(nodes)
+    ]
+    pods = [
+        build_pod("ns", f"g-{t}", "", "Pending", resource_list("1", "1Gi"), "g")
+        for t in range(members)
+    ]
+    return {
+        "nodes": node_list,
+        "pods": pods,
+        "groups": [build_pod_group("g", "ns", "q1", members)],
+        "queues": [build_queue("q1", 1)],
+    }
+
+
+def test_a_gang_of_like_pods_is_placed_as_one_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run path is taken (one RunSearch for the gang, every member after the first
+    searched by it) and decides as the per-task path."""
+    built: list[int] = []
+    original = node_selection.RunSearch.__init__
+
+    def counting(self: node_selection.RunSearch, *args: Any) -> None:
+        built.append(1)
+        original(self, *args)
+
+    monkeypatch.setattr(node_selection.RunSearch, "__init__", counting)
+    cluster = gang_cluster(300, 40)
+    conf = default_conf(BUILTIN_ACTIONS)
+    batched, single = both_ways(cluster, conf, 1)
+    assert batched == single
+    assert len(batched[0]) == 40
+    assert len(built) == 1
+
+
+@pytest.mark.parametrize("pods", ["1", "2", "3"])
+@pytest.mark.parametrize("nodes", [30, 250])
+def test_a_run_sees_the_pod_limit_it_fills(pods: str, nodes: int) -> None:
+    """Binpack draws each member to the fullest node, so the run comes back to the nodes it
+    filled: their pod-count mask must be refreshed after each placement."""
+    cluster = gang_cluster(nodes, 24, pods)
+    batched, single = both_ways(cluster, conf_for(True, True), 2)
+    assert batched == single
+    assert batched[0]
+
+
+# ---------------------------------------------------------------- who may batch
+
+
+def tasks_of(*pods: dict[str, Any]) -> list[TaskInfo]:
+    return [TaskInfo.from_pod(pod) for pod in pods]
+
+
+def test_same_pod_template_ignores_name_uid_and_status_only() -> None:
+    first, second, third, fourth = tasks_of(
+        build_pod("ns", "a-0", "", "Pending", resource_list("1", "1Gi"), "a"),
+        build_pod("ns", "a-1", "", "Pending", resource_list("1", "1Gi"), "a"),
+        build_pod("ns", "a-2", "", "Pending", resource_list("2", "1Gi"), "a"),
+        build_pod("ns", "a-3", "", "Pending", resource_list("1", "1Gi"), "a", {"app": "x"}),
+    )
+    assert same_pod_template(first, second)
+    assert not same_pod_template(first, third)
+    assert not same_pod_template(first, fourth)
+    second.pod_annotations["bound-device"] = "0"
+    assert not same_pod_template(first, second)
+
+
+def session_for(conf_text: str, pod: dict[str, Any]) -> tuple[Any, TaskInfo]:
+    from volcano_py.framework.conf import parse_conf
+
+    cache = SchedulerCache(binder=RecordingBinder())
+    cache.apply_event("Queue", "ADDED", build_queue("q1", 1))
+    cache.apply_event("Node", "ADDED", build_node("n0", resource_list("4", "8Gi", pods="110")))
+    cache.apply_event("PodGroup", "ADDED", build_pod_group("g", "ns", "q1", 1))
+    cache.apply_event("Pod", "ADDED", pod)
+    ssn = open_session(
+        cache.snapshot(),
+        parse_conf(conf_text, BUILTIN_ACTIONS),
+        PluginRegistry(),
+        cache,
+        SchedulingState(),
+    )
+    task = next(t for job in ssn.jobs.values() for t in job.tasks.values())
+    return ssn, task
+
+
+DEFAULT = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: nodeorder{extra}
+"""
+
+
+def plain_pod(**kwargs: Any) -> dict[str, Any]:
+    return build_pod("ns", "g-0", "", "Pending", resource_list("1", "1Gi"), "g", **kwargs)
+
+
+def test_the_default_plugins_batch_a_plain_pod() -> None:
+    ssn, task = session_for(DEFAULT.format(extra=""), plain_pod())
+    assert ssn.batch_safe(task)
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        pytest.param(plain_pod(ports=[{"containerPort": 80, "hostPort": 8080}]), id="host port"),
+        pytest.param(
+            plain_pod(
+                affinity={
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "labelSelector": {"matchLabels": {"app": "x"}},
+                                "topologyKey": "zone",
+                            }
+                        ]
+                    }
+                }
+            ),
+            id="inter-pod terms",
+        ),
+        pytest.param(
+            plain_pod(
+                affinity={
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 5,
+                                "preference": {
+                                    "matchExpressions": [
+                                        {"key": "zone", "operator": "In", "values": ["a"]}
+                                    ]
+                                },
+                            }
+                        ]
+                    }
+                }
+            ),
+            id="preferred node affinity (normalised over the candidates)",
+        ),
+    ],
+)
+def test_a_pod_whose_checks_or_scores_are_not_row_local_is_placed_task_by_task(
+    pod: dict[str, Any],
+) -> None:
+    ssn, task = session_for(DEFAULT.format(extra=""), pod)
+    assert not ssn.batch_safe(task)
+
+
+def test_a_plugin_that_does_not_say_it_is_batch_safe_keeps_the_per_task_path() -> None:
+    """A scoring plugin without ``batch_safe`` (here one registered by hand, as a plugin
+    outside the built-ins would) turns the run path off."""
+    ssn, task = session_for(DEFAULT.format(extra=""), plain_pod())
+    ssn.add_batch_node_order_fn("my-scorer", lambda task, rows: rows * 0.0)
+    assert not ssn.batch_safe(task)
+
+
+def test_binpack_is_batch_safe() -> None:
+    ssn, task = session_for(DEFAULT.format(extra="\n  - name: binpack"), plain_pod())
+    assert ssn.batch_safe(task)
