@@ -29,10 +29,8 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -42,8 +40,9 @@ from typing import Any
 
 from bench import memtrace
 from bench.e2e import GROUP_ANNOTATION, PG_PATH, bounded, create, wait_for
+from bench.local_plane import bins_missing, local_plane
 from e2e.controllers_process import ControllersProcess
-from e2e.controlplane import ControlPlane, bin_dir_from_env, node_manifest
+from e2e.controlplane import ControlPlane, node_manifest
 from e2e.scheduler_process import SchedulerProcess
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 
@@ -483,28 +482,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 2:
         parser.error("--rounds must be at least 2 (the first round is the warm-up)")
-    if bin_dir_from_env() is None:
-        print("VK8S_BIN_DIR is not set: see `make bench-e2e`", file=sys.stderr)
+    if bins_missing("bench-churn"):
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="vk8s-churn-"))
-    plane = ControlPlane(
-        workdir=workdir / "cp",
-        keep_workdir=args.keep,
-        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
-    )
-    try:
-        with plane:
-            churn = Churn(args, plane, workdir)
-            samples = asyncio.run(churn.run())
-            result = report(samples, churn.processes)
-            if args.memtrace:
-                print("what grew from the warm-up to the last round:")
-                print("\n".join(churn.memtrace_commands()))
-    finally:
-        if args.keep:
-            print(f"work dir kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+    with local_plane("vk8s-churn-", args.keep) as (plane, workdir):
+        churn = Churn(args, plane, workdir)
+        samples = asyncio.run(churn.run())
+        result = report(samples, churn.processes)
+        if args.memtrace:
+            print("what grew from the warm-up to the last round:")
+            print("\n".join(churn.memtrace_commands()))
     print(json.dumps(result, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps({

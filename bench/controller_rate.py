@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.churn import job_manifest
 from bench.e2e import PG_PATH, create, wait_for
+from bench.local_plane import bins_missing, local_plane
 from bench.procstat import cpu_seconds
 from e2e.controllers_process import ControllersProcess
-from e2e.controlplane import ControlPlane, bin_dir_from_env
+from e2e.controlplane import ControlPlane
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 
 JOB_PATH = "/apis/batch.volcano.sh/v1alpha1"
@@ -146,23 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     args = parser.parse_args(argv)
-    if bin_dir_from_env() is None:
-        print("VK8S_BIN_DIR is not set: run via `make bench-controller-rate`", file=sys.stderr)
+    if bins_missing("bench-controller-rate"):
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="vk8s-rate-"))
-    plane = ControlPlane(
-        workdir=workdir / "cp",
-        keep_workdir=args.keep,
-        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
-    )
-    try:
-        with plane:
-            results = asyncio.run(run(args, plane, workdir))
-    finally:
-        if args.keep:
-            print(f"work dir kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+    with local_plane("vk8s-rate-", args.keep) as (plane, workdir):
+        results = asyncio.run(run(args, plane, workdir))
     rates = [r["pods_per_s"] for r in results]
     print(
         f"{args.replicas} pods per job: {', '.join(f'{r:.0f}' for r in rates)} pods/s"

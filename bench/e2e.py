@@ -24,9 +24,7 @@ import asyncio
 import itertools
 import json
 import re
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,7 +32,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from e2e.controlplane import ControlPlane, bin_dir_from_env, node_manifest
+from bench.local_plane import bins_missing, local_plane
+from e2e.controlplane import ControlPlane, node_manifest
 from e2e.scheduler_process import SchedulerProcess
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 
@@ -505,21 +504,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the report here")
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     args = parser.parse_args(argv)
-    if bin_dir_from_env() is None:
-        print("VK8S_BIN_DIR is not set: run via `make bench-e2e`", file=sys.stderr)
+    if bins_missing("bench-e2e"):
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="vk8s-bench-"))
-    plane = ControlPlane(
-        workdir=workdir / "cp",
-        keep_workdir=args.keep,
-        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
-    )
-    try:
-        with plane:
-            report = _run(args, plane, workdir)
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+    with local_plane("vk8s-bench-", args.keep) as (plane, workdir):
+        report = _run(args, plane, workdir)
     summary = {k: v for k, v in report.items() if k != "cycles_with_binds"}
     print(json.dumps(summary, indent=1, default=str))
     cycles = report["cycles_with_binds"]

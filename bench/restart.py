@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from bench.e2e import PG_PATH, Bench, bounded, create, logged_cycles, pod, wait_for
+from bench.local_plane import bins_missing, local_plane
 from bench.procstat import cpu_seconds, memory_mib
-from e2e.controlplane import ControlPlane, bin_dir_from_env
 from e2e.scheduler_process import SchedulerProcess
 
 NAMESPACE = "restart"
@@ -140,23 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Bench's fields that this bench does not use, set for its constructor's report.
     args.gangs = 0
-    if bin_dir_from_env() is None:
-        print("VK8S_BIN_DIR is not set: run via `make bench-restart`", file=sys.stderr)
+    if bins_missing("bench-restart"):
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="vk8s-restart-"))
-    plane = ControlPlane(
-        workdir=workdir / "cp",
-        keep_workdir=args.keep,
-        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
-    )
-    try:
-        with plane:
-            results = asyncio.run(Restart(args, plane, workdir).measure())
-    finally:
-        if args.keep:
-            print(f"work dir kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+    with local_plane("vk8s-restart-", args.keep) as (plane, workdir):
+        results = asyncio.run(Restart(args, plane, workdir).measure())
     for index, result in enumerate(results):
         print(
             f"start {index}: first session ended {result['first_session_end_s']:.1f} s after"

@@ -29,19 +29,18 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.e2e import PG_PATH, Bench, BindTimes, bounded, create, pod, wait_for, watch_binds
+from bench.local_plane import bins_missing, local_plane
 from bench.procstat import cpu_seconds, memory_mib
-from e2e.controlplane import REPO_ROOT, ControlPlane, bin_dir_from_env, free_port
+from e2e.controlplane import REPO_ROOT, ControlPlane, free_port
 from volcano_py.runtime.apiclient import ApiError
 
 SCHEDULER_NAME = "volcano"
@@ -377,8 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     args.gangs = args.pods // args.gang_size
     if args.pods % args.gang_size:
         parser.error("--pods must be a multiple of --gang-size")
-    if bin_dir_from_env() is None:
-        print("VK8S_BIN_DIR is not set: run via `make bench-side-by-side`", file=sys.stderr)
+    if bins_missing("bench-side-by-side"):
         return 2
     contenders = [Contender("volcano-py", [sys.executable, "-m", "volcano_py", "scheduler"])]
     if args.volcano:
@@ -386,19 +384,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--volcano {args.volcano}: not an executable file", file=sys.stderr)
             return 2
         contenders.append(Contender("volcano", [args.volcano]))
-    workdir = Path(tempfile.mkdtemp(prefix="vk8s-sbs-"))
-    plane = ControlPlane(
-        workdir=workdir / "cp",
-        keep_workdir=args.keep,
-        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
-    )
-    try:
-        with plane:
-            bench = SideBySide(args, plane, workdir, contenders)
-            runs = asyncio.run(bench.measure_all())
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+    with local_plane("vk8s-sbs-", args.keep) as (plane, workdir):
+        bench = SideBySide(args, plane, workdir, contenders)
+        runs = asyncio.run(bench.measure_all())
     summary = summarize(runs, [c.name for c in contenders])
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1, default=str))
