@@ -1078,9 +1078,17 @@ class ControlPlane:
                 )
 
     def purge_namespace(self, name: str) -> None:
-        """Delete the namespace's pods (grace 0, no kubelet waits for them), its custom
-        objects of our namespaced CRDs, then the namespace (it stays Terminating: no
-        namespace controller runs, but nothing in it occupies node capacity any more)."""
+        """Delete the namespace, then its pods (grace 0, no kubelet waits for them) and its
+        custom objects of our namespaced CRDs. It stays Terminating (no namespace controller
+        runs), but nothing in it occupies node capacity or asks a scheduler for anything.
+
+        The namespace goes first, as the namespace controller does it: once Terminating it
+        takes no new object, so a controller still running (a test's processes stop after
+        its namespace fixture) cannot recreate a pod or a PodGroup behind the purge. Such a
+        straggler lived on and every later scheduler wrote events about it, answered 403
+        ("being terminated"), which least-privilege checks count."""
+        with contextlib.suppress(ApiError):
+            self.request("DELETE", f"/api/v1/namespaces/{name}")
         zero = {"gracePeriodSeconds": "0"}
         with contextlib.suppress(ApiError):
             # Hundreds of pods (the fault tests' 500-pod job) on a busy machine take longer
@@ -1098,8 +1106,6 @@ class ControlPlane:
             path = f"/apis/{spec['group']}/{version}/namespaces/{name}/{spec['names']['plural']}"
             with contextlib.suppress(ApiError):
                 self.request("DELETE", path)
-        with contextlib.suppress(ApiError):
-            self.request("DELETE", f"/api/v1/namespaces/{name}")
 
 
 # --------------------------------------------------------------------------------------------

@@ -294,3 +294,29 @@ def test_generic_create_resolves_kinds_through_discovery(
     finally:
         queues = control_plane.resource_path("scheduling.volcano.sh/v1beta1", "Queue")
         control_plane.request("DELETE", f"{queues}/helper-queue")
+
+
+def test_a_purged_namespace_is_emptied_and_takes_nothing_new(control_plane: ControlPlane) -> None:
+    """``purge_namespace`` marks the namespace Terminating before it deletes the content: a
+    controller still running cannot put a pod or a PodGroup back behind it (a straggler would
+    ask every later scheduler for a decision, and its events would be refused)."""
+    name = f"purged-{time.monotonic_ns() % 10**9}"
+    control_plane.create_namespace(name)
+    control_plane.create(yaml.safe_load(PODGROUP_YAML), name)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "left"},
+        "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    control_plane.create(pod, name)
+    control_plane.purge_namespace(name)
+    podgroups = control_plane.resource_path("scheduling.volcano.sh/v1beta1", "PodGroup", name)
+    assert control_plane.request("GET", podgroups)["items"] == []
+    assert control_plane.request("GET", f"/api/v1/namespaces/{name}/pods")["items"] == []
+    namespace = control_plane.request("GET", f"/api/v1/namespaces/{name}")
+    assert namespace["status"]["phase"] == "Terminating"
+    for manifest in (pod, yaml.safe_load(PODGROUP_YAML)):
+        with pytest.raises(ApiError) as refused:
+            control_plane.create(manifest, name)
+        assert refused.value.status == 403, refused.value
