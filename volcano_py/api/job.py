@@ -413,6 +413,24 @@ class JobInfo:
             self.best_effort_pending[existing.task_role] -= 1
         return existing
 
+    def replace_task(self, previous: TaskInfo, task: TaskInfo) -> None:
+        """``delete_task(previous)`` then ``add_task(task)`` for a task whose uid, status,
+        role, request and best-effort mark are ``previous``'s (a new version of its pod):
+        the same dicts in the same orders, the sums and counts left as they are rather than
+        taken off and put back. Not for a job with sub-group policies."""
+        uid = task.uid
+        del self.tasks[uid]
+        self.tasks[uid] = task
+        index = self.task_status_index
+        bucket = index[task.status]
+        if len(bucket) == 1:
+            # delete_task drops an emptied bucket, add_task makes it again: at the end.
+            del index[task.status]
+            index[task.status] = {uid: task}
+        else:
+            del bucket[uid]
+            bucket[uid] = task
+
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the index and the sums right."""
         if task.uid in self.tasks:
