@@ -668,7 +668,8 @@ def _is_pod_level_resource(name: str) -> bool:
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _spec_requests(container: Mapping[str, Any]) -> dict[str, Any]:
