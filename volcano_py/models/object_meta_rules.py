@@ -7,6 +7,7 @@ and values, and the annotations' total size. Messages are the API server's.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -64,6 +65,8 @@ def _name_problem(api_version: str, kind: str, name: str) -> str | None:
     return subdomain_problem(name)
 
 
+# Label and annotation keys repeat across a dump's objects (``volcano.sh/...``): one check each.
+@functools.lru_cache(maxsize=4096)
 def _label_key_problem(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash:

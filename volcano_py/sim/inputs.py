@@ -5,6 +5,7 @@ naming the file, the document, the object and the field, and nothing is half-app
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import sys
 from collections.abc import Mapping, Sequence
@@ -97,11 +98,23 @@ def _check_quantities(document: Document, values: Any, path: str) -> None:
         raise document.error(path, f"expected a map of resource quantities, got {values!r}")
     for name, value in values.items():
         try:
-            parse_quantity(value)
-            # What the scheduler will count it in (milli-units for cpu) must fit in an int64.
-            Resource.from_list({str(name): value})
+            if type(value) is str:
+                _check_quantity_text(str(name), value)
+            else:
+                _check_quantity(str(name), value)
         except QuantityError as error:
             raise document.error(f"{path}.{name}", str(error)) from None
+
+
+def _check_quantity(name: str, value: Any) -> None:
+    parse_quantity(value)
+    # What the scheduler will count it in (milli-units for cpu) must fit in an int64.
+    Resource.from_list({name: value})
+
+
+# A dump spells its quantities a handful of ways: each (resource, spelling) is checked once
+# (a refused one raises again on each call: lru_cache keeps only answers).
+_check_quantity_text = functools.lru_cache(maxsize=4096)(_check_quantity)
 
 
 def _check_pod_spec(document: Document, spec: Any, path: str) -> None:
