@@ -65,9 +65,11 @@ def qos_class(pod: Mapping[str, Any]) -> str:
         requests = {**limits, **_amounts(_mapping(resources.get("requests")))}
         if requests or limits:
             any_amount = True
-        if any(limits.get(name) is None for name in ("cpu", "memory")):
-            guaranteed = False
-        if any(limits.get(name) != amount for name, amount in requests.items()):
+        if guaranteed and (
+            "cpu" not in limits
+            or "memory" not in limits
+            or any(limits.get(name) != amount for name, amount in requests.items())
+        ):
             guaranteed = False
     if not any_amount:
         return BEST_EFFORT

@@ -55,6 +55,7 @@ from volcano_py.sim.runtimes import (
     Ending,
     RunPlan,
     first_end,
+    may_end,
     plan_run,
 )
 from volcano_py.sim.workloads import WorkloadControllers, controlling_owner
@@ -279,7 +280,7 @@ class Simulation:
         """Schedule the end of a pod that started running: the earliest of its ends (a
         finish winning a tie), not before ``earliest_cycle``."""
         pod = self.cluster.get("Pod", key)
-        if pod is None:
+        if pod is None or not may_end(pod, self.assume_runtime):
             return None
         started_at = parse_timestamp(str((pod.get("status") or {}).get("startTime") or ""))
         started = seconds_since_epoch(started_at) if started_at is not None else self.time

@@ -97,6 +97,15 @@ class RunPlan:
     exit_code: int
 
 
+def may_end(pod: Mapping[str, Any], assume_runtime: float | None) -> bool:
+    """Whether ``plan_run`` can give the pod any end (else it runs for ever): cheap, so that
+    the start time is read only for a pod that needs it (50k running pods in a large dump)."""
+    if assume_runtime is not None or "activeDeadlineSeconds" in (pod.get("spec") or {}):
+        return True
+    annotations = _annotations(pod)
+    return any(name in annotations for name in (RUN_CYCLES, RUN_SECONDS, EVICT_AFTER_CYCLES))
+
+
 def plan_run(
     pod: Mapping[str, Any],
     started_cycle: int,
