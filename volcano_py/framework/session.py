@@ -195,6 +195,18 @@ class Session:
         }
         self._vectors: dict[tuple[Any, ...], tuple[FloatArray, IntArray]] = {}
 
+    def release(self) -> None:
+        """Drop everything the session holds, once nothing will read it again. Its plugins'
+        closures and event handlers refer back to it (and to its jobs and nodes), so without
+        this its copies of the cluster would wait for the cyclic collector (the simulator
+        keeps that off between collections it chooses). The snapshot's containers are the
+        session's own: emptied in place, as plugin state in such cycles shares them. Any
+        later use of the session fails loudly."""
+        self.jobs.clear()
+        self.nodes.clear()
+        self.node_list.clear()
+        vars(self).clear()
+
     # ------------------------------------------------------------------ registration
 
     def register(self, hook: str, plugin: str, fn: Any) -> None:
