@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.builders import build_node, build_pod, build_pod_group, resource_list
+from volcano_py.api.types import TaskStatus
 from volcano_py.cache.cache import SchedulerCache
 
 NS = "test"
@@ -154,3 +155,25 @@ def test_a_changed_spec_is_never_swapped_in_place(monkeypatch):
     for kind, event_type, obj in events:
         cache.apply_event(kind, event_type, obj)
     assert cache.nodes["n2"].used.milli_cpu == 4000  # a-2 (2), a-3 (1), d-0 (1)
+
+
+def test_a_bound_pod_reported_running_is_swapped_in_place(monkeypatch):
+    cache = SchedulerCache()
+    events = _setup()
+    for kind, event_type, obj in events:
+        cache.apply_event(kind, event_type, obj)
+    pod = next(e[2] for e in events if e[2]["metadata"]["name"] == "a-3")
+    swapped = []
+    original = SchedulerCache._replace_in_place
+
+    def spy(self: SchedulerCache, previous: Any, task: Any) -> bool:
+        swapped.append(original(self, previous, task))
+        return swapped[-1]
+
+    monkeypatch.setattr(SchedulerCache, "_replace_in_place", spy)
+    cache.apply_event("Pod", "MODIFIED", _restatus(pod, phase="Running"))
+    assert swapped == [True]
+    job = cache.jobs[f"{NS}/j1"]
+    assert job.role_counts[("", TaskStatus.BOUND)] == 0
+    assert f"{NS}-a-3" not in job.task_status_index.get(TaskStatus.BOUND, {})
+    assert cache.nodes["n2"].tasks[f"{NS}/a-3"].status is TaskStatus.RUNNING

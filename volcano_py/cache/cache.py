@@ -29,6 +29,7 @@ from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource, pod_request, same_pod_request
 from volcano_py.api.task import TaskInfo, pod_key
 from volcano_py.api.types import (
+    ALLOCATED_STATUSES,
     COMPLETED_STATUSES,
     DEFAULT_QUEUE,
     DEFAULT_SCHEDULER_NAME,
@@ -238,10 +239,15 @@ class SchedulerCache:
         The result is what removing ``previous`` and adding ``task`` gives (the same dict
         orders included) without taking the request off the node and the job and putting
         it back. False, with nothing changed, when that shortcut does not apply."""
+        # Another status that counts the same (Bound to Running): the node's and the job's
+        # sums stay; the status index moves.
+        same_count = task.status is previous.status or (
+            task.status in ALLOCATED_STATUSES and previous.status in ALLOCATED_STATUSES
+        )
         if (
             task.uid != previous.uid
             or task.job != previous.job
-            or task.status is not previous.status
+            or not same_count
             or task.node_name != previous.node_name
             or task.task_role != previous.task_role
             or task.best_effort != previous.best_effort
@@ -262,7 +268,7 @@ class SchedulerCache:
             if node is None or node.node is None:
                 return False  # a placeholder node goes and comes back: not a shortcut
             held = node.tasks.get(key)
-            if held is None or held.status is not task.status or held.resreq is not task.resreq:
+            if held is None or held.status is not previous.status or held.resreq is not task.resreq:
                 return False
         self.tasks.pop(key)
         self.tasks[key] = task
