@@ -728,7 +728,11 @@ def _reports_resources(pod: Mapping[str, Any]) -> bool:
     status = _mapping(pod.get("status"))
     for key in ("containerStatuses", "initContainerStatuses"):
         for container in status.get(key) or []:
-            if isinstance(container, Mapping) and isinstance(container.get("resources"), Mapping):
+            # ``type(...) is dict`` first: the ABC check is slow (every pod update asks).
+            if type(container) is not dict and not isinstance(container, Mapping):
+                continue
+            resources = container.get("resources")
+            if type(resources) is dict or isinstance(resources, Mapping):
                 return True
     return False
 

@@ -18,7 +18,9 @@ _EMPTY: Raw = {}
 
 def mapping(value: object) -> Raw:
     # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
-    return value if type(value) is dict or isinstance(value, Mapping) else _EMPTY
+    if type(value) is dict:
+        return value
+    return _EMPTY if value is None or not isinstance(value, Mapping) else value
 
 
 def items(value: object) -> list[Any]:

@@ -52,7 +52,8 @@ def shown_key(key: str, pod_group: Mapping[str, Any]) -> str:
 
 def _group_of(pod: Mapping[str, Any]) -> str | None:
     annotations = metadata(pod).get("annotations") or {}
-    group = annotations.get(GROUP_NAME_ANNOTATION) if isinstance(annotations, Mapping) else None
+    is_map = type(annotations) is dict or isinstance(annotations, Mapping)  # the ABC check is slow
+    group = annotations.get(GROUP_NAME_ANNOTATION) if is_map else None
     return f"{namespace(pod) or 'default'}/{group}" if group else None
 
 

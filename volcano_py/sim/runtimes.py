@@ -47,7 +47,7 @@ class Ending(enum.Enum):
 
 def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     found = (obj.get("metadata") or {}).get("annotations") or {}
-    return found if isinstance(found, Mapping) else {}
+    return found if type(found) is dict or isinstance(found, Mapping) else {}
 
 
 def run_time_problem(
