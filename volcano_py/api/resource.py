@@ -242,6 +242,19 @@ class Resource:
             self.scalar_resources[name] = self.scalar_resources.get(name, 0.0) + value
         return self
 
+    def add_all(self, others: Iterable[Resource]) -> Resource:
+        """``add`` each of ``others`` in turn (the same sums, bit for bit), without a method
+        call per resource: a session sums 60k tasks' requests more than once."""
+        cpu, memory, scalars = self.milli_cpu, self.memory, self.scalar_resources
+        for other in others:
+            cpu += other.milli_cpu
+            memory += other.memory
+            if other.scalar_resources:
+                for name, value in other.scalar_resources.items():
+                    scalars[name] = scalars.get(name, 0.0) + value
+        self.milli_cpu, self.memory = cpu, memory
+        return self
+
     def sub(self, other: Resource) -> Resource:
         """Subtract, refusing to go below zero in any dimension ``other`` holds."""
         if not other.less_equal(self, DimensionDefault.ZERO):

@@ -932,11 +932,12 @@ def _update_queue_status(ssn: Session) -> None:
         for status, tasks in job.task_status_index.items():
             if status not in ALLOCATED_STATUSES:
                 continue
+            for total in chain:
+                total.add_all(task.resreq for task in tasks.values())
+            if dra_usage is None:
+                continue
             for task in tasks.values():
-                resreq = task.resreq
-                for total in chain:
-                    total.add(resreq)
-                if dra_usage is not None and task.pod.get("spec", {}).get("resourceClaims"):
+                if task.pod.get("spec", {}).get("resourceClaims"):
                     dra_usage.add(task, _queue_chain_names(ssn, job.queue, has_root))
     if dra_usage is not None:
         dra_usage.write_into(allocated)
