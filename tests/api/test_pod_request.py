@@ -416,3 +416,21 @@ def test_extended_resources_of_init_containers_take_the_max() -> None:
 def test_bad_quantity_names_resource_and_value() -> None:
     with pytest.raises(ValueError, match=r"'1.5.5'.*'memory'"):
         pod_request(pod([container("a", {"memory": "1.5.5"})]))
+
+
+def test_pods_that_ask_alike_share_a_reading_but_not_the_resource():
+    """``pod_request`` remembers plain pods' requests by what their containers ask; each pod
+    gets its own copy, and a spelling that only compares equal (``True`` for 1) is not
+    taken for another."""
+    from volcano_py.api.quantity import QuantityError
+    from volcano_py.api.resource import pod_request
+
+    def plain(cpu: object) -> dict[str, object]:
+        return {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+
+    first, second = pod_request(plain(1)), pod_request(plain(1))
+    assert first == second and first is not second
+    first.milli_cpu = 5.0
+    assert pod_request(plain(1)).milli_cpu == 1000.0
+    with pytest.raises(QuantityError):
+        pod_request(plain(True))

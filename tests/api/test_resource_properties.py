@@ -225,6 +225,16 @@ def test_sub_refuses_exactly_when_other_does_not_fit(base: Resource, other: Reso
         assert strict == loose
 
 
+@given(resources(), st.lists(resources(), max_size=6))
+def test_add_all_is_add_in_turn_bit_for_bit(base: Resource, others: list[Resource]) -> None:
+    one_by_one = base.clone()
+    for other in others:
+        one_by_one.add(other)
+    together = base.clone().add_all(others)
+    assert together == one_by_one
+    assert list(together.scalar_resources) == list(one_by_one.scalar_resources)
+
+
 @given(resources(), resources())
 def test_add_is_commutative(left: Resource, right: Resource) -> None:
     assert left.clone().add(right) == right.clone().add(left)

@@ -50,7 +50,8 @@ ERR_IN_USE: Final = "resourceclaim in use"
 
 
 def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _list(value: object) -> Sequence[Any]:

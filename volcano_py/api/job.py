@@ -413,6 +413,27 @@ class JobInfo:
             self.best_effort_pending[existing.task_role] -= 1
         return existing
 
+    def replace_task(self, previous: TaskInfo, task: TaskInfo) -> None:
+        """``delete_task(previous)`` then ``add_task(task)`` for a new version of a task with
+        ``previous``'s uid, role, request and best-effort mark, whose status is the same or
+        another that counts the same (both allocated, neither pending): the same dicts in the
+        same orders, the sums left as they are rather than taken off and put back. Not for a
+        job with sub-group policies."""
+        uid = task.uid
+        del self.tasks[uid]
+        self.tasks[uid] = task
+        index = self.task_status_index
+        bucket = index[previous.status]
+        if len(bucket) == 1:
+            # delete_task drops an emptied bucket, add_task makes it again: at the end.
+            del index[previous.status]
+        else:
+            del bucket[uid]
+        index.setdefault(task.status, {})[uid] = task
+        if task.status is not previous.status:
+            self.role_counts[(previous.task_role, previous.status)] -= 1
+            self.role_counts[(task.task_role, task.status)] += 1
+
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the index and the sums right."""
         if task.uid in self.tasks:

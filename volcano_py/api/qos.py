@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -14,7 +15,8 @@ BEST_EFFORT: Final = "BestEffort"
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _list(value: object) -> list[Any]:
@@ -26,13 +28,25 @@ def _amounts(values: Mapping[str, Any]) -> dict[str, float]:
     found: dict[str, float] = {}
     for name in ("cpu", "memory"):
         if name in values:
-            try:
-                amount = float(parse_quantity(values[name]))
-            except QuantityError:
-                continue
+            value = values[name]
+            # Remembered per spelling: a dump's pods share a handful of quantities.
+            amount = _amount(value) if type(value) in _HASHABLE else _parsed(value)
             if amount:
                 found[name] = amount
     return found
+
+
+_HASHABLE: Final = frozenset({str, int, float})
+
+
+def _parsed(value: Any) -> float | None:
+    try:
+        return float(parse_quantity(value))
+    except QuantityError:
+        return None
+
+
+_amount = functools.lru_cache(maxsize=4096)(_parsed)
 
 
 def qos_class(pod: Mapping[str, Any]) -> str:
@@ -51,9 +65,11 @@ def qos_class(pod: Mapping[str, Any]) -> str:
         requests = {**limits, **_amounts(_mapping(resources.get("requests")))}
         if requests or limits:
             any_amount = True
-        if any(limits.get(name) is None for name in ("cpu", "memory")):
-            guaranteed = False
-        if any(limits.get(name) != amount for name, amount in requests.items()):
+        if guaranteed and (
+            "cpu" not in limits
+            or "memory" not in limits
+            or any(limits.get(name) != amount for name, amount in requests.items())
+        ):
             guaranteed = False
     if not any_amount:
         return BEST_EFFORT

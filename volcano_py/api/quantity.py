@@ -130,11 +130,27 @@ def _to_int64(scaled: Decimal, original: object) -> int:
 
 def quantity_value(value: str | int | float | Decimal) -> int:
     """``Quantity.Value()``: the integer value, rounded away from zero."""
+    if type(value) is str:
+        return _text_value(value)
     return _to_int64(parse_quantity(value), value)
 
 
 def quantity_milli_value(value: str | int | float | Decimal) -> int:
     """``Quantity.MilliValue()``: the value in thousandths, rounded away from zero."""
+    if type(value) is str:
+        return _text_milli_value(value)
+    return _to_int64(parse_quantity(value).scaleb(3), value)
+
+
+# Remembered per spelling, as the parse is (60k pods' requests at 5k nodes); an error is
+# raised again on each call (lru_cache keeps only answers).
+@functools.lru_cache(maxsize=4096)
+def _text_value(value: str) -> int:
+    return _to_int64(parse_quantity(value), value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_milli_value(value: str) -> int:
     return _to_int64(parse_quantity(value).scaleb(3), value)
 
 

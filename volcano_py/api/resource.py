@@ -242,6 +242,19 @@ class Resource:
             self.scalar_resources[name] = self.scalar_resources.get(name, 0.0) + value
         return self
 
+    def add_all(self, others: Iterable[Resource]) -> Resource:
+        """``add`` each of ``others`` in turn (the same sums, bit for bit), without a method
+        call per resource: a session sums 60k tasks' requests more than once."""
+        cpu, memory, scalars = self.milli_cpu, self.memory, self.scalar_resources
+        for other in others:
+            cpu += other.milli_cpu
+            memory += other.memory
+            if other.scalar_resources:
+                for name, value in other.scalar_resources.items():
+                    scalars[name] = scalars.get(name, 0.0) + value
+        self.milli_cpu, self.memory = cpu, memory
+        return self
+
     def sub(self, other: Resource) -> Resource:
         """Subtract, refusing to go below zero in any dimension ``other`` holds."""
         if not other.less_equal(self, DimensionDefault.ZERO):
@@ -668,7 +681,8 @@ def _is_pod_level_resource(name: str) -> bool:
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _spec_requests(container: Mapping[str, Any]) -> dict[str, Any]:
@@ -727,12 +741,69 @@ def _reports_resources(pod: Mapping[str, Any]) -> bool:
     status = _mapping(pod.get("status"))
     for key in ("containerStatuses", "initContainerStatuses"):
         for container in status.get(key) or []:
-            if isinstance(container, Mapping) and isinstance(container.get("resources"), Mapping):
+            # ``type(...) is dict`` first: the ABC check is slow (every pod update asks).
+            if type(container) is not dict and not isinstance(container, Mapping):
+                continue
+            resources = container.get("resources")
+            if type(resources) is dict or isinstance(resources, Mapping):
                 return True
     return False
 
 
+# The requests of plain pods (containers only, no status reporting resources) by what their
+# containers ask: a dump's 60k pods ask a handful of ways. A copy is handed out each time.
+_PLAIN_REQUESTS: dict[tuple[Any, ...], Resource] = {}
+_PLAIN_REQUESTS_KEPT: Final = 4096
+
+
+def _plain_request_key(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What ``pod_request`` reads of a pod with neither init containers, pod-level resources,
+    overhead nor a container status reporting resources: each container's requests and
+    limits, in order. None for any other pod (or one whose quantities are not hashable)."""
+    if spec.get("initContainers") or spec.get("resources") or spec.get("overhead"):
+        return None
+    containers = spec.get("containers")
+    if type(containers) is not list or _reports_resources(pod):
+        return None
+    parts: list[tuple[Any, ...]] = []
+    for container in containers:
+        if type(container) is not dict:
+            return None
+        resources = container.get("resources") or {}
+        if type(resources) is not dict:
+            return None
+        requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+        if type(requests) is not dict or type(limits) is not dict:
+            return None
+        for value in (*requests.values(), *limits.values()):
+            if value is True or value is False:
+                return None  # equal to 1 and 0 as a key, but refused as a quantity
+        parts.append((tuple(requests.items()), tuple(limits.items())))
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def pod_request(pod: Mapping[str, Any]) -> Resource:
+    """What a pod (a plain Kubernetes dict) asks of a node, as Kubernetes and Volcano count it
+    (``GetPodResourceRequest``); see ``_pod_request``. Pods that ask alike share one reading
+    (``_plain_request_key``): each gets its own copy."""
+    spec = _mapping(pod.get("spec"))
+    key = _plain_request_key(pod, spec)
+    if key is None:
+        return _pod_request(pod, spec)
+    known = _PLAIN_REQUESTS.get(key)
+    if known is None:
+        if len(_PLAIN_REQUESTS) >= _PLAIN_REQUESTS_KEPT:
+            _PLAIN_REQUESTS.clear()
+        known = _PLAIN_REQUESTS[key] = _pod_request(pod, spec)
+    return known.clone()
+
+
+def _pod_request(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> Resource:
     """What a pod (a plain Kubernetes dict) asks of a node, as Kubernetes and Volcano count it
     (``GetPodResourceRequest``).
 
@@ -742,7 +813,6 @@ def pod_request(pod: Mapping[str, Any]) -> Resource:
     cpu, memory and hugepages, and ``spec.overhead`` is added. Containers (and sidecars) whose
     status reports resources count as in-place resize leaves them (``_container_request``).
     """
-    spec = _mapping(pod.get("spec"))
     result = Resource()
     container_statuses = _statuses_by_name(pod, "containerStatuses")
     for container in spec.get("containers") or []:

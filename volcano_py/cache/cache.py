@@ -29,6 +29,7 @@ from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource, pod_request, same_pod_request
 from volcano_py.api.task import TaskInfo, pod_key
 from volcano_py.api.types import (
+    ALLOCATED_STATUSES,
     COMPLETED_STATUSES,
     DEFAULT_QUEUE,
     DEFAULT_SCHEDULER_NAME,
@@ -215,18 +216,68 @@ class SchedulerCache:
     def _on_pod(self, event_type: str, pod: Mapping[str, Any]) -> None:
         key = pod_key(pod)
         previous = self.tasks.get(key)
-        if previous is not None:
-            self._remove_task(previous)
-        if event_type == DELETED or not self._tracks_pod(pod):
-            return
-        if previous is not None and same_pod_request(previous.pod, pod):
-            request = previous.resreq  # shared, as task copies share it: never mutated
+        tracked = event_type != DELETED and self._tracks_pod(pod)
+        if previous is not None and tracked and same_pod_request(previous.pod, pod):
+            # Shared, as task copies share it: never mutated.
+            task = TaskInfo.from_pod(pod, previous.resreq)
+            if not self._replace_in_place(previous, task):
+                self._remove_task(previous)
+                self._add_task(task)
         else:
-            request = pod_request(pod).without(self.ignored_resources)
-        task = TaskInfo.from_pod(pod, request)
-        self._add_task(task)
+            if previous is not None:
+                self._remove_task(previous)
+            if not tracked:
+                return
+            task = TaskInfo.from_pod(pod, pod_request(pod).without(self.ignored_resources))
+            self._add_task(task)
         if event_type == ADDED and not task.node_name:
             self._observe_watched(task)
+
+    def _replace_in_place(self, previous: TaskInfo, task: TaskInfo) -> bool:
+        """Put ``task`` where ``previous`` was when nothing the books count changed (a pod's
+        kubelet reporting it Running: 50k such updates in a 5k-node dump's first cycle).
+        The result is what removing ``previous`` and adding ``task`` gives (the same dict
+        orders included) without taking the request off the node and the job and putting
+        it back. False, with nothing changed, when that shortcut does not apply."""
+        # Another status that counts the same (Bound to Running): the node's and the job's
+        # sums stay; the status index moves.
+        same_count = task.status is previous.status or (
+            task.status in ALLOCATED_STATUSES and previous.status in ALLOCATED_STATUSES
+        )
+        if (
+            task.uid != previous.uid
+            or task.job != previous.job
+            or not same_count
+            or task.node_name != previous.node_name
+            or task.task_role != previous.task_role
+            or task.best_effort != previous.best_effort
+        ):
+            return False
+        key = task.key
+        job = self.jobs.get(task.job) if task.job else None
+        if task.job and (
+            job is None or job.sub_group_policies or job.tasks.get(task.uid) is not previous
+        ):
+            return False
+        # Removing the last task of a job without PodGroup forgets the job: not a shortcut.
+        if job is not None and job.pod_group is None and len(job.tasks) == 1:
+            return False
+        node = None
+        if task.node_name:
+            node = self.nodes.get(task.node_name)
+            if node is None or node.node is None:
+                return False  # a placeholder node goes and comes back: not a shortcut
+            held = node.tasks.get(key)
+            if held is None or held.status is not previous.status or held.resreq is not task.resreq:
+                return False
+        self.tasks.pop(key)
+        self.tasks[key] = task
+        if job is not None:
+            job.replace_task(previous, task)
+        if node is not None:
+            del node.tasks[key]
+            node.tasks[key] = task.clone()
+        return True
 
     def _observe_watched(self, task: TaskInfo) -> None:
         """``task_scheduling_latency{stage="Watched"}``: a pending pod reached the cache."""

@@ -13,10 +13,11 @@ from volcano_py.controllers.cronjob import format_time
 from volcano_py.framework.conf import ConfError, SchedulerConf
 from volcano_py.framework.conf_check import load_conf, load_default_conf
 from volcano_py.models.duration import DurationError, parse_duration
-from volcano_py.scheduler.cycle import freeze_long_lived, gc_paused
+from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
 from volcano_py.scheduler.registry import PluginRegistry
 from volcano_py.sim.clock import DEFAULT_PERIOD, DEFAULT_START, ClockError, SimClock, parse_start
+from volcano_py.sim.collector import CycleCollector
 from volcano_py.sim.engine import Simulation
 from volcano_py.sim.hypernode_discovery import add_discovered_hyper_nodes
 from volcano_py.sim.inputs import read_inputs
@@ -209,10 +210,21 @@ def run(args: argparse.Namespace) -> int:
                 assume_runtime=timing.assume_runtime,
             )
             simulation.load(inputs.objects, owned=True)
+            # Frozen once loaded, and after each cycle: see sim/collector.py.
+            collector = simulation.collector = CycleCollector()
+            collector.after_load()
     except (SimInputError, ConfError, PluginsDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    freeze_long_lived()
+    try:
+        return _run_and_report(args, timing, conf, simulation)
+    finally:
+        collector.close()
+
+
+def _run_and_report(
+    args: argparse.Namespace, timing: _Timing, conf: SchedulerConf, simulation: Simulation
+) -> int:
     simulation.run(args.cycles, timing.until)
     if simulation.stopped_early is not None:
         _warning(simulation.stopped_early)

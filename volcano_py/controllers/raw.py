@@ -17,7 +17,10 @@ _EMPTY: Raw = {}
 
 
 def mapping(value: object) -> Raw:
-    return value if isinstance(value, Mapping) else _EMPTY
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    if type(value) is dict:
+        return value
+    return _EMPTY if value is None or not isinstance(value, Mapping) else value
 
 
 def items(value: object) -> list[Any]:

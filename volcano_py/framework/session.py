@@ -207,6 +207,18 @@ class Session:
         }
         self._vectors: dict[tuple[Any, ...], tuple[FloatArray, IntArray]] = {}
 
+    def release(self) -> None:
+        """Drop everything the session holds, once nothing will read it again. Its plugins'
+        closures and event handlers refer back to it (and to its jobs and nodes), so without
+        this its copies of the cluster would wait for the cyclic collector (the simulator
+        keeps that off between collections it chooses). The snapshot's containers are the
+        session's own: emptied in place, as plugin state in such cycles shares them. Any
+        later use of the session fails loudly."""
+        self.jobs.clear()
+        self.nodes.clear()
+        self.node_list.clear()
+        vars(self).clear()
+
     # ------------------------------------------------------------------ registration
 
     def register(self, hook: str, plugin: str, fn: Any) -> None:
@@ -988,11 +1000,12 @@ def _update_queue_status(ssn: Session) -> None:
         for status, tasks in job.task_status_index.items():
             if status not in ALLOCATED_STATUSES:
                 continue
+            for total in chain:
+                total.add_all(task.resreq for task in tasks.values())
+            if dra_usage is None:
+                continue
             for task in tasks.values():
-                resreq = task.resreq
-                for total in chain:
-                    total.add(resreq)
-                if dra_usage is not None and task.pod.get("spec", {}).get("resourceClaims"):
+                if task.pod.get("spec", {}).get("resourceClaims"):
                     dra_usage.add(task, _queue_chain_names(ssn, job.queue, has_root))
     if dra_usage is not None:
         dra_usage.write_into(allocated)

@@ -7,9 +7,10 @@ and values, and the annotations' total size. Messages are the API server's.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 _LABEL: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_LABEL: Final = re.compile(_LABEL)
@@ -64,6 +65,8 @@ def _name_problem(api_version: str, kind: str, name: str) -> str | None:
     return subdomain_problem(name)
 
 
+# Label and annotation keys repeat across a dump's objects (``volcano.sh/...``): one check each.
+@functools.lru_cache(maxsize=4096)
 def _label_key_problem(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash:
@@ -93,10 +96,15 @@ def _label_value_problem(value: str) -> str | None:
     return None
 
 
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def metadata_problems(obj: Mapping[str, Any]) -> list[str]:
     """The API server's objections to ``obj``'s metadata (types are checked before this)."""
     metadata = obj.get("metadata")
-    if not isinstance(metadata, Mapping):
+    if not _is_mapping(metadata):
         return []
     api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
     problems: list[str] = []
@@ -111,7 +119,7 @@ def metadata_problems(obj: Mapping[str, Any]) -> list[str]:
         if problem:
             problems.append(_invalid("metadata.namespace", namespace, problem))
     labels = metadata.get("labels")
-    if isinstance(labels, Mapping):
+    if _is_mapping(labels):
         for key, value in labels.items():
             problem = _label_key_problem(str(key))
             if problem:
@@ -119,7 +127,7 @@ def metadata_problems(obj: Mapping[str, Any]) -> list[str]:
             elif isinstance(value, str) and (problem := _label_value_problem(value)):
                 problems.append(_invalid(f"metadata.labels.{key}", value, problem))
     annotations = metadata.get("annotations")
-    if isinstance(annotations, Mapping):
+    if _is_mapping(annotations):
         size = sum(len(str(k)) + len(str(v)) for k, v in annotations.items())
         if size > ANNOTATIONS_MAX_BYTES:
             problems.append(

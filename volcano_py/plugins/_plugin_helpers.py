@@ -156,12 +156,10 @@ def job_usage(job: JobInfo) -> JobUsage:
     allocated, request = Resource(), Resource()
     for status, tasks in job.task_status_index.items():
         if status in ALLOCATED_STATUSES:
-            for task in tasks.values():
-                allocated.add(task.resreq)
-                request.add(task.resreq)
+            allocated.add_all(task.resreq for task in tasks.values())
+            request.add_all(task.resreq for task in tasks.values())
         elif status is TaskStatus.PENDING:
-            for task in tasks.values():
-                request.add(task.resreq)
+            request.add_all(task.resreq for task in tasks.values())
     inqueue = Resource()
     if reserves_quota(job):
         inqueue.add(job.deduct_sch_gated_resources(inqueue_resource(job, job.allocated)))

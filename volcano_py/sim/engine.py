@@ -45,6 +45,7 @@ from volcano_py.sim.cluster import (
     revised,
     timestamp,
 )
+from volcano_py.sim.collector import CycleCollector
 from volcano_py.sim.forecast import Forecast
 from volcano_py.sim.kubelet import SimKubelet
 from volcano_py.sim.quota import QuotaStatusController
@@ -55,6 +56,7 @@ from volcano_py.sim.runtimes import (
     Ending,
     RunPlan,
     first_end,
+    may_end,
     plan_run,
 )
 from volcano_py.sim.workloads import WorkloadControllers, controlling_owner
@@ -120,6 +122,8 @@ class Simulation:
     # CronJob key -> when it next wants a sync (its next schedule time).
     cron_due: dict[str, float] = field(default_factory=dict, init=False)
     claims: ResourceClaimController = field(init=False)
+    # How the cyclic collector runs between cycles (None: as usual, catching up after each).
+    collector: CycleCollector | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.time = self.clock.offset
@@ -282,7 +286,7 @@ class Simulation:
         """Schedule the end of a pod that started running: the earliest of its ends (a
         finish winning a tie), not before ``earliest_cycle``."""
         pod = self.cluster.get("Pod", key)
-        if pod is None:
+        if pod is None or not may_end(pod, self.assume_runtime):
             return None
         started_at = parse_timestamp(str((pod.get("status") or {}).get("startTime") or ""))
         started = seconds_since_epoch(started_at) if started_at is not None else self.time
@@ -573,9 +577,13 @@ class Simulation:
     def run_cycle(self) -> bool:
         """One cycle; True if anything changed."""
         # As the live scheduler: no cyclic collection inside a cycle (it would scan every
-        # object of the cluster); the collector catches up between cycles.
+        # object of the cluster); the collector catches up between cycles, or, with a
+        # ``collector`` (the command line's), what the cycle left is frozen.
         with gc_paused():
-            return self._run_cycle()
+            changed = self._run_cycle()
+            if self.collector is not None:
+                self.collector.after_cycle()
+            return changed
 
     def _run_cycle(self) -> bool:
         self.forecast.previous = self.time
@@ -593,6 +601,8 @@ class Simulation:
         for name in self.conf.actions:
             new_action(name).execute(ssn)
         close_session(ssn)
+        if self.last_session is not None:
+            self.last_session.release()  # the report reads only the last one
         self.last_session = ssn
         self._run_controllers()
         self.forecast.check(self.cluster.of_kind("PodGroup"), self.cluster.of_kind("Pod"))

@@ -52,7 +52,8 @@ def shown_key(key: str, pod_group: Mapping[str, Any]) -> str:
 
 def _group_of(pod: Mapping[str, Any]) -> str | None:
     annotations = metadata(pod).get("annotations") or {}
-    group = annotations.get(GROUP_NAME_ANNOTATION) if isinstance(annotations, Mapping) else None
+    is_map = type(annotations) is dict or isinstance(annotations, Mapping)  # the ABC check is slow
+    group = annotations.get(GROUP_NAME_ANNOTATION) if is_map else None
     return f"{namespace(pod) or 'default'}/{group}" if group else None
 
 
@@ -76,7 +77,16 @@ def workload_of(pod: Mapping[str, Any]) -> str:
 
 def _holds(pod: Mapping[str, Any] | None) -> str:
     """The node whose resources the pod holds ("" when none)."""
-    if pod is None or pod_phase(pod) in _FINISHED:
+    if pod is None:
+        return ""
+    # Plain dicts read directly (asked twice per pod event); anything else through raw's.
+    status, pod_spec = pod.get("status"), pod.get("spec")
+    if type(status) is dict and type(pod_spec) is dict:
+        phase, node = status.get("phase"), pod_spec.get("nodeName")
+        if type(phase) is str and phase in _FINISHED:
+            return ""
+        return node if type(node) is str else ""
+    if pod_phase(pod) in _FINISHED:
         return ""
     return text(spec(pod).get("nodeName"))
 

@@ -5,11 +5,12 @@ naming the file, the document, the object and the field, and nothing is half-app
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.api.resource import Resource
@@ -97,11 +98,23 @@ def _check_quantities(document: Document, values: Any, path: str) -> None:
         raise document.error(path, f"expected a map of resource quantities, got {values!r}")
     for name, value in values.items():
         try:
-            parse_quantity(value)
-            # What the scheduler will count it in (milli-units for cpu) must fit in an int64.
-            Resource.from_list({str(name): value})
+            if type(value) is str:
+                _check_quantity_text(str(name), value)
+            else:
+                _check_quantity(str(name), value)
         except QuantityError as error:
             raise document.error(f"{path}.{name}", str(error)) from None
+
+
+def _check_quantity(name: str, value: Any) -> None:
+    parse_quantity(value)
+    # What the scheduler will count it in (milli-units for cpu) must fit in an int64.
+    Resource.from_list({name: value})
+
+
+# A dump spells its quantities a handful of ways: each (resource, spelling) is checked once
+# (a refused one raises again on each call: lru_cache keeps only answers).
+_check_quantity_text = functools.lru_cache(maxsize=4096)(_check_quantity)
 
 
 def _check_pod_spec(document: Document, spec: Any, path: str) -> None:
@@ -378,6 +391,11 @@ def _default_cronjob(document: Document, cronjob: dict[str, Any]) -> None:
         raise SimInputError(f"{document.where}: {document.label}: {problems[0]}")
 
 
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """(path, pod template or pod) of every pod an object is or makes, for the run-time
     annotations (which sit on a pod or on the template its pods are made from)."""
@@ -400,7 +418,7 @@ def _pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
             for index, task in enumerate(job_spec.get("tasks") or [])
             if isinstance(task, Mapping)
         ]
-    if isinstance(spec, Mapping) and isinstance(spec.get("template"), Mapping):
+    if _is_mapping(spec) and _is_mapping(spec.get("template")):
         return [("spec.template.", spec["template"])]
     return []
 
@@ -409,13 +427,13 @@ def _check_run_times(document: Document, obj: Mapping[str, Any]) -> None:
     """The ``volcano-py.sim/`` run-time annotations and ``activeDeadlineSeconds``: integers,
     never negative (docs/simulate.md, "Between cycles")."""
     for prefix, template in _pod_templates(obj):
-        if not isinstance(template, Mapping):
+        if not _is_mapping(template):
             continue
         annotations = (template.get("metadata") or {}).get("annotations") or {}
         pod_spec = template.get("spec") or {}
         problem = run_time_problem(
-            annotations if isinstance(annotations, Mapping) else {},
-            pod_spec if isinstance(pod_spec, Mapping) else None,
+            annotations if _is_mapping(annotations) else {},
+            pod_spec if _is_mapping(pod_spec) else None,
         )
         if problem is not None:
             raise document.error(prefix + problem[0], problem[1])

@@ -32,6 +32,9 @@ _CONDITION_ORDER: Final = (
     "PodScheduled",
 )
 _FINISHED_PHASES: Final = frozenset({"Succeeded", "Failed"})
+# What the kubelet writes anew in a status; the rest of the old one is kept.
+_REPORTED_ANEW: Final = frozenset({"containerStatuses", "initContainerStatuses", "conditions"})
+_NO_STATUSES: Final[Mapping[str, Mapping[str, Any]]] = {}
 
 
 def condition(kind: str, state: bool, when: str, reason: str = "") -> dict[str, Any]:
@@ -66,6 +69,8 @@ class PodNetwork:
     """Addresses for pods, per node, never handing out one a live pod holds."""
 
     _subnets: dict[str, ipaddress.IPv4Network] = field(default_factory=dict)
+    # Each subnet's first address to hand out and how many there are (asked per pod start).
+    _spans: dict[str, tuple[int, int]] = field(default_factory=dict)
     _host_ips: dict[str, str] = field(default_factory=dict)
     # Addresses the input's pods hold, per node, and each node's next position.
     _taken: dict[str, set[str]] = field(default_factory=dict)
@@ -95,11 +100,17 @@ class PodNetwork:
         pods hold), so an address comes back only after the subnet went round once."""
         if spec(pod).get("hostNetwork"):
             return self.host_ip(node_name)
-        subnet = self._subnets.get(node_name)
-        if subnet is None:
-            return None
-        # .0 is the network, .1 the node's bridge, the last the broadcast address.
-        first, count = int(subnet.network_address) + 2, subnet.num_addresses - 3
+        span = self._spans.get(node_name)
+        if span is None:
+            subnet = self._subnets.get(node_name)
+            if subnet is None:
+                return None
+            # .0 is the network, .1 the node's bridge, the last the broadcast address.
+            span = self._spans[node_name] = (
+                int(subnet.network_address) + 2,
+                subnet.num_addresses - 3,
+            )
+        first, count = span
         taken = self._taken.get(node_name, set())
         position = self._next.get(node_name, 0)
         candidate = _dotted(first + position % count)
@@ -156,14 +167,13 @@ class SimKubelet:
     ) -> dict[str, Any]:
         """The pod's status in ``phase`` (Running, Succeeded or Failed) at ``now``. What the
         pod had (its start time, addresses, the scheduler's conditions) is kept."""
-        old = dict(status(pod))
-        node_name = text(spec(pod).get("nodeName"))
+        old = status(pod)  # read only: the new status is a new dict
+        pod_spec = spec(pod)
+        node_name = text(pod_spec.get("nodeName"))
         started = text(old.get("startTime")) or now
         pod_uid = text(metadata(pod).get("uid"))
         new: dict[str, Any] = {
-            key: value
-            for key, value in old.items()
-            if key not in ("containerStatuses", "initContainerStatuses", "conditions")
+            key: value for key, value in old.items() if key not in _REPORTED_ANEW
         }
         new["phase"] = phase
         new["startTime"] = started
@@ -181,20 +191,22 @@ class SimKubelet:
             new["reason"] = reason
             if message:
                 new["message"] = message
-        new["initContainerStatuses"] = [
-            self._init_container(c, pod_uid, started)
-            for c in items(spec(pod).get("initContainers"))
-        ]
-        if not new["initContainerStatuses"]:
-            del new["initContainerStatuses"]
-        previous = {
-            text(mapping(c).get("name")): mapping(c) for c in items(old.get("containerStatuses"))
-        }
+        init_containers = items(pod_spec.get("initContainers"))
+        if init_containers:
+            new["initContainerStatuses"] = [
+                self._init_container(c, pod_uid, started) for c in init_containers
+            ]
+        old_statuses = items(old.get("containerStatuses"))
+        previous = (
+            {text(mapping(c).get("name")): mapping(c) for c in old_statuses}
+            if old_statuses
+            else _NO_STATUSES
+        )
         new["containerStatuses"] = [
             self._container(
                 mapping(c), previous, pod_uid, started, now, phase, exit_code if finished else None
             )
-            for c in items(spec(pod).get("containers"))
+            for c in items(pod_spec.get("containers"))
         ]
         new["conditions"] = self._conditions(old, phase, started, now)
         return new

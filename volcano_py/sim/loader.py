@@ -255,7 +255,9 @@ def _check_count(loaded: Sequence[Document], source: str, position: int) -> None
 
 def _name_of(obj: Mapping[str, Any]) -> str | None:
     metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    name = None
+    if type(metadata) is dict or isinstance(metadata, Mapping):  # the ABC check is slow
+        name = metadata.get("name")
     return name if isinstance(name, str) and name else None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -14,6 +13,7 @@ from volcano_py.sim.clock import SimClock
 from volcano_py.sim.cluster import object_key, resource_strings, timestamp
 from volcano_py.sim.engine import Simulation
 from volcano_py.sim.forecast import shown_key
+from volcano_py.sim.json_text import dumps_indented
 
 _UNPLACED_PHASES = ("", "Pending", "Inqueue", "Unknown")
 
@@ -260,7 +260,7 @@ def _forecast(sim: Simulation, pod_groups: Mapping[str, Any]) -> dict[str, Any]:
 
 def render_json(report: Mapping[str, Any]) -> str:
     shown = {key: value for key, value in report.items() if not key.startswith("_")}
-    return json.dumps(shown, indent=2, sort_keys=False) + "\n"
+    return dumps_indented(shown) + "\n"
 
 
 def _forecast_lines(

@@ -17,7 +17,7 @@ _EMPTY: Mapping[str, Any] = {}
 
 def mapping(value: object) -> Mapping[str, Any]:
     # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
-    if type(value) is dict or isinstance(value, Mapping):
+    if type(value) is dict or (value is not None and isinstance(value, Mapping)):
         return value
     return _EMPTY
 
