@@ -27,4 +27,10 @@ MODULES: tuple[str, ...] = (
     "strict_input",
 )
 
-CLUSTER_MODULES: tuple[str, ...] = ("churn", "side_by_side", "controller_rate", "restart")
+CLUSTER_MODULES: tuple[str, ...] = (
+    "churn",
+    "side_by_side",
+    "controller_rate",
+    "restart",
+    "watch_load",
+)
