@@ -47,7 +47,7 @@ from typing import Any
 
 from bench.e2e import PG_PATH, Bench, bounded, create, logged_cycles, pod, wait_for
 from bench.procstat import cpu_seconds
-from e2e.controlplane import ControlPlane, bin_dir_from_env
+from e2e.controlplane import REPO_ROOT, ControlPlane, bin_dir_from_env
 from e2e.scheduler_process import SchedulerProcess
 from volcano_py.runtime.apiclient import MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiError
 
@@ -287,7 +287,7 @@ class WatchLoad(Bench):
             scheduler = SchedulerProcess(self.plane.kubeconfig, self.workdir, [
                 f"--scheduler-name={SCHEDULER}", "--schedule-period=1s", "--kube-api-qps=0",
                 "-v=4",
-            ])  # fmt: skip
+            ], source=self.args.scheduler_source)  # fmt: skip
             scheduler.start()
             results = []
             try:
@@ -391,6 +391,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settle", type=float, default=5.0, help="seconds before measuring")
     parser.add_argument("--concurrency", type=int, default=64, help="creates in flight (64)")
     parser.add_argument("--py-spy", metavar="DIR", help="record the scheduler into DIR")
+    parser.add_argument(
+        "--scheduler-source",
+        metavar="DIR",
+        type=Path,
+        default=REPO_ROOT,
+        help="run the scheduler from this source tree (default: this one); e.g. `git archive"
+        " main | tar -x -C DIR` for a before/after comparison",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     args = parser.parse_args(argv)
     args.streams = [s for s in args.streams.split(",") if s]
