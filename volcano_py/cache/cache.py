@@ -215,18 +215,66 @@ class SchedulerCache:
     def _on_pod(self, event_type: str, pod: Mapping[str, Any]) -> None:
         key = pod_key(pod)
         previous = self.tasks.get(key)
-        if previous is not None:
-            self._remove_task(previous)
-        if event_type == DELETED or not self._tracks_pod(pod):
-            return
-        if previous is not None and same_pod_request(previous.pod, pod):
-            request = previous.resreq  # shared, as task copies share it: never mutated
+        tracked = event_type != DELETED and self._tracks_pod(pod)
+        if previous is None or not tracked:
+            if previous is not None:
+                self._remove_task(previous)
+            if not tracked:
+                return
+            task = TaskInfo.from_pod(pod, pod_request(pod).without(self.ignored_resources))
+            self._add_task(task)
         else:
-            request = pod_request(pod).without(self.ignored_resources)
-        task = TaskInfo.from_pod(pod, request)
-        self._add_task(task)
+            try:
+                if same_pod_request(previous.pod, pod):
+                    request = previous.resreq  # shared, as task copies share it: never mutated
+                else:
+                    request = pod_request(pod).without(self.ignored_resources)
+                task = TaskInfo.from_pod(pod, request)
+            except Exception:
+                self._remove_task(previous)  # a pod the cache cannot read is not kept
+                raise
+            if not self._replace_task(previous, task):
+                self._remove_task(previous)
+                self._add_task(task)
         if event_type == ADDED and not task.node_name:
             self._observe_watched(task)
+
+    def _replace_task(self, previous: TaskInfo, task: TaskInfo) -> bool:
+        """``_remove_task(previous)`` then ``_add_task(task)``, the same dict operations in
+        the same order, without the node's accounting when it would not move: the pod's
+        update kept its node, status and request (a label or annotation patch, a condition:
+        most of a busy watch stream). False, with nothing done, when it may move."""
+        if (
+            task.node_name != previous.node_name
+            or task.status is not previous.status
+            or task.resreq is not previous.resreq
+            or task.job != previous.job
+            or task.status is TaskStatus.BINDING
+        ):
+            return False
+        job = self.jobs.get(task.job) if task.job else None
+        if task.job and (job is None or (job.pod_group is None and len(job.tasks) == 1)):
+            return False  # the job would be forgotten and made anew
+        node = None
+        if task.node_name and task.status not in COMPLETED_STATUSES:
+            node = self.nodes.get(task.node_name)
+            held = node.tasks.get(task.key) if node is not None else None
+            if (
+                node is None
+                or node.node is None
+                or held is None
+                or held.status is not task.status
+                or held.resreq is not task.resreq
+            ):
+                return False
+        del self.tasks[previous.key]
+        self.tasks[task.key] = task
+        if job is not None:
+            job.delete_task(previous)
+            job.add_task(task)
+        if node is not None:
+            node.swap_task(task)
+        return True
 
     def _observe_watched(self, task: TaskInfo) -> None:
         """``task_scheduling_latency{stage="Watched"}``: a pending pod reached the cache."""
