@@ -23,6 +23,10 @@ Per phase: the sessions that started and ended in the window (count, median, mea
 and the mean of each part: snapshot, open, each action, close), from the scheduler's log; the
 CPU share of the scheduler, the API server and kwok (``/proc``); the write rate reached.
 
+``--scheduler-source [TAG=]DIR`` (repeatable) runs the scheduler of another source tree, an
+export of another commit, on the same cluster, the trees in turn each round: before and after
+a change, under the same load.
+
 ``--py-spy DIR`` also records the scheduler with ``py-spy record --threads --idle`` during
 each phase (raw collapsed stacks in DIR) and prints, per thread, where its samples went:
 that says whether a slower session waits for the cache lock or for the GIL, and what the I/O
@@ -278,38 +282,46 @@ class WatchLoad(Bench):
         }
         return result
 
+    async def run_scheduler(self, source: Path, tag: str, round_index: int) -> list[dict[str, Any]]:
+        """One scheduler (from ``source``) through a quiet phase and each stream's."""
+        scheduler = SchedulerProcess(self.plane.kubeconfig, self.workdir, [
+            f"--scheduler-name={SCHEDULER}", "--schedule-period=1s", "--kube-api-qps=0",
+            "-v=4",
+        ], label=f"scheduler-{tag}-{round_index}", source=source)  # fmt: skip
+        scheduler.start()
+        results = []
+        try:
+            await wait_for("scheduler ready", scheduler.ready, 900)
+
+            async def cycled() -> bool:
+                if not scheduler.alive:
+                    raise RuntimeError(f"the scheduler exited; see {scheduler.log_path}")
+                return len(logged_cycles(scheduler.log_path)) >= 3
+
+            # The first sessions write the backlog's conditions and statuses; after them the
+            # API is quiet.
+            await wait_for("three sessions", cycled, 900)
+            for name in ("quiet", *self.args.streams):
+                label = f"{tag}:{name}-{round_index}"
+                result = await self.phase(scheduler, name, label.replace(":", "_"))
+                result["phase"] = label
+                results.append(result)
+                print_phase(result)
+        finally:
+            scheduler.stop()
+        return results
+
     async def measure(self) -> list[dict[str, Any]]:
         await self.api.open()
         try:
             print(f"creating {self.args.nodes} kwok nodes ...", flush=True)
             await self.make_nodes()
             await self.fill()
-            scheduler = SchedulerProcess(self.plane.kubeconfig, self.workdir, [
-                f"--scheduler-name={SCHEDULER}", "--schedule-period=1s", "--kube-api-qps=0",
-                "-v=4",
-            ], source=self.args.scheduler_source)  # fmt: skip
-            scheduler.start()
             results = []
-            try:
-                await wait_for("scheduler ready", scheduler.ready, 900)
-
-                async def cycled() -> bool:
-                    if not scheduler.alive:
-                        raise RuntimeError(f"the scheduler exited; see {scheduler.log_path}")
-                    return len(logged_cycles(scheduler.log_path)) >= 3
-
-                # The first sessions write the backlog's conditions and statuses; after them
-                # the API is quiet.
-                await wait_for("three sessions", cycled, 900)
-                for round_index in range(self.args.rounds):
-                    for name in ("quiet", *self.args.streams):
-                        label = f"{name}-{round_index}"
-                        result = await self.phase(scheduler, name, label)
-                        results.append(result)
-                        print_phase(result)
-            finally:
-                scheduler.stop()
-                print(f"scheduler log: {scheduler.log_path}", flush=True)
+            # Round by round, each tree in turn: the machine's load drifts (2 shared cores).
+            for round_index in range(self.args.rounds):
+                for tag, source in self.args.sources:
+                    results += await self.run_scheduler(source, tag, round_index)
         finally:
             await self.api.close()
         return results
@@ -327,18 +339,21 @@ def print_phase(result: dict[str, Any]) -> None:
 
 
 def summarize(results: list[dict[str, Any]]) -> None:
-    """Per stream, the medians over rounds, and the slowdown against the quiet phases."""
-    by_stream: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    """Per tree and stream, the median over rounds of the phases' mean session, and the
+    slowdown against that tree's quiet phases."""
+    by_phase: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for result in results:
-        by_stream[result["phase"].rsplit("-", 1)[0]].append(result)
-    quiet = statistics.median(r["mean_ms"] for r in by_stream["quiet"])
-    print("\nper stream (median over rounds of the phase's mean session):")
-    for stream, phases in by_stream.items():
-        mean = statistics.median(r["mean_ms"] for r in phases)
-        cpu = statistics.median(r["cpu_share"]["scheduler"] for r in phases)
+        by_phase[result["phase"].rsplit("-", 1)[0]].append(result)
+    print("\nper tree and stream (median over rounds of the phase's mean session):")
+    for phase, found in by_phase.items():
+        tag = phase.split(":", 1)[0]
+        quiet = statistics.median(r["mean_ms"] for r in by_phase[f"{tag}:quiet"])
+        mean = statistics.median(r["mean_ms"] for r in found)
+        median = statistics.median(r["median_ms"] for r in found)
+        cpu = statistics.median(r["cpu_share"]["scheduler"] for r in found)
         print(
-            f"  {stream:>8}: session {mean:.0f} ms ({mean / quiet - 1:+.0%} vs quiet),"
-            f" scheduler CPU {cpu:.0%}"
+            f"  {phase:>16}: mean session {mean:.0f} ms ({mean / quiet - 1:+.0%} vs quiet),"
+            f" median {median:.0f} ms, scheduler CPU {cpu:.0%}"
         )
 
 
@@ -393,11 +408,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--py-spy", metavar="DIR", help="record the scheduler into DIR")
     parser.add_argument(
         "--scheduler-source",
-        metavar="DIR",
-        type=Path,
-        default=REPO_ROOT,
-        help="run the scheduler from this source tree (default: this one); e.g. `git archive"
-        " main | tar -x -C DIR` for a before/after comparison",
+        metavar="[TAG=]DIR",
+        action="append",
+        help="run the scheduler from this source tree (default: this one), e.g. an export"
+        " (`git archive main | tar -x -C DIR`); repeat it to compare trees on one cluster,"
+        " in turn each round",
     )
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     args = parser.parse_args(argv)
@@ -406,6 +421,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--streams: unknown {', '.join(unknown)}; known: {', '.join(STREAMS)}")
     args.gangs = 0  # Bench's field, unused here
+    args.sources = []
+    for given in args.scheduler_source or [f"this={REPO_ROOT}"]:
+        tag, _, where = given.rpartition("=")
+        source = Path(where).resolve()
+        if not (source / "volcano_py" / "__init__.py").exists():
+            parser.error(f"--scheduler-source {given}: no volcano_py package in {source}")
+        args.sources.append((tag or source.name, source))
     if args.py_spy:
         args.py_spy_bin = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
         if not Path(args.py_spy_bin).exists():
@@ -431,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     summarize(results)
     if args.py_spy:
         for result in results:
-            path = Path(args.py_spy) / f"{result['phase']}.txt"
+            path = Path(args.py_spy) / f"{result['phase'].replace(':', '_')}.txt"
             if path.exists():
                 print(f"\npy-spy, {result['phase']} ({path}):\n{spy_summary(path)}")
     return 0
