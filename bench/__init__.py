@@ -25,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "dra",
     "topology",
     "strict_input",
+    "watch_events",
 )
 
 CLUSTER_MODULES: tuple[str, ...] = (

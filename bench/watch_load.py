@@ -38,6 +38,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -74,6 +76,27 @@ def pending_pod(name: str, group: str, cpu: str) -> dict[str, Any]:
     manifest = pod(name, NAMESPACE, group, SCHEDULER)
     manifest["spec"]["containers"][0]["resources"]["requests"] = {"cpu": cpu, "memory": "1Gi"}
     return manifest
+
+
+def thread_ids(pid: int, py_spy: str | None) -> dict[str, int]:
+    """The scheduler's threads by name (``volcano-scheduler``, ``volcano-io``), from
+    ``py-spy dump``; empty without py-spy."""
+    if py_spy is None:
+        return {}
+    dump = subprocess.run(
+        [py_spy, "dump", "--pid", str(pid), "--nonblocking"],
+        capture_output=True, text=True, timeout=60, check=False,
+    ).stdout  # fmt: skip
+    return {
+        name: int(tid)
+        for tid, name in re.findall(r'^Thread (\d+) \([^)]*\): "([^"]+)"', dump, re.M)
+    }
+
+
+def thread_cpu_seconds(pid: int, tid: int) -> float:
+    """User + system CPU seconds of one thread (``/proc/<pid>/task/<tid>/stat``)."""
+    fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def parts_of(text: str) -> dict[str, float]:
@@ -237,6 +260,10 @@ class WatchLoad(Bench):
         await asyncio.sleep(self.args.settle)
         pids = self.pids(scheduler)
         cpu_before = {key: cpu_seconds(pid) for key, pid in pids.items()}
+        threads = thread_ids(pids["scheduler"], self.args.py_spy_bin)
+        thread_before = {
+            name: thread_cpu_seconds(pids["scheduler"], tid) for name, tid in threads.items()
+        }
         sent_before = pacer.sent
         spy = None
         if self.args.py_spy:
@@ -250,6 +277,10 @@ class WatchLoad(Bench):
         await asyncio.sleep(self.args.window)
         ended = time.monotonic()
         cpu = {key: cpu_seconds(pid) - cpu_before[key] for key, pid in pids.items()}
+        thread_cpu = {
+            name: thread_cpu_seconds(pids["scheduler"], tid) - thread_before[name]
+            for name, tid in threads.items()
+        }
         sent = pacer.sent - sent_before
         stop.set()
         if streaming is not None:
@@ -277,6 +308,15 @@ class WatchLoad(Bench):
             "max_ms": max(totals, default=0.0),
             "parts_ms": {part: statistics.fmean(values) for part, values in parts.items()},
             "cpu_share": {key: seconds / wall for key, seconds in cpu.items()},
+            # The scheduling thread's CPU per session (what the session itself computed, the
+            # machine's load aside) and the I/O thread's share of a core (what it took from
+            # the GIL: on an idle machine, time the sessions could not have).
+            "session_cpu_ms": (
+                thread_cpu["volcano-scheduler"] * 1000 / len(cycles)
+                if cycles and "volcano-scheduler" in thread_cpu
+                else 0.0
+            ),
+            "io_cpu_share": thread_cpu.get("volcano-io", 0.0) / wall,
             "writes_per_s": sent / wall,
             "write_errors": pacer.failed,
         }
@@ -333,7 +373,9 @@ def print_phase(result: dict[str, Any]) -> None:
     print(
         f"{result['phase']:>10}: {result['sessions']} sessions, median {result['median_ms']:.0f}"
         f" ms, mean {result['mean_ms']:.0f}, p90 {result['p90_ms']:.0f}, max"
-        f" {result['max_ms']:.0f} ({parts}); writes {result['writes_per_s']:.0f}/s; CPU {cpu}",
+        f" {result['max_ms']:.0f} ({parts}); session thread CPU {result['session_cpu_ms']:.0f} ms"
+        f" a session, I/O thread {result['io_cpu_share']:.0%}; writes"
+        f" {result['writes_per_s']:.0f}/s; CPU {cpu}",
         flush=True,
     )
 
@@ -351,9 +393,12 @@ def summarize(results: list[dict[str, Any]]) -> None:
         mean = statistics.median(r["mean_ms"] for r in found)
         median = statistics.median(r["median_ms"] for r in found)
         cpu = statistics.median(r["cpu_share"]["scheduler"] for r in found)
+        session_cpu = statistics.median(r["session_cpu_ms"] for r in found)
+        io = statistics.median(r["io_cpu_share"] for r in found)
         print(
             f"  {phase:>16}: mean session {mean:.0f} ms ({mean / quiet - 1:+.0%} vs quiet),"
-            f" median {median:.0f} ms, scheduler CPU {cpu:.0%}"
+            f" median {median:.0f} ms; session thread CPU {session_cpu:.0f} ms a session,"
+            f" I/O thread {io:.0%}, scheduler process {cpu:.0%}"
         )
 
 
@@ -379,8 +424,8 @@ def spy_summary(path: Path, top: int = 8) -> str:
     for thread, counter in sorted(threads.items(), key=lambda item: -sum(item[1].values())):
         total = sum(counter.values())
         lines.append(f"  {thread}: {total} samples")
-        for where, count in counter.most_common(top):
-            lines.append(f"    {count / total:6.1%}  {where}")
+        for where, samples in counter.most_common(top):
+            lines.append(f"    {samples / total:6.1%}  {where}")
     return "\n".join(lines)
 
 
@@ -428,9 +473,12 @@ def main(argv: list[str] | None = None) -> int:
         if not (source / "volcano_py" / "__init__.py").exists():
             parser.error(f"--scheduler-source {given}: no volcano_py package in {source}")
         args.sources.append((tag or source.name, source))
+    # py-spy names the scheduler's threads (their CPU is reported) and, with --py-spy,
+    # records them.
+    found = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    args.py_spy_bin = found if Path(found).exists() else None
     if args.py_spy:
-        args.py_spy_bin = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-        if not Path(args.py_spy_bin).exists():
+        if args.py_spy_bin is None:
             parser.error("--py-spy: py-spy not found (pip install py-spy)")
         Path(args.py_spy).mkdir(parents=True, exist_ok=True)
     if bin_dir_from_env() is None:
