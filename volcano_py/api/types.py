@@ -169,9 +169,11 @@ class FitErrors:
         # nodes per error, then each error's reasons once. A pending task on 2k nodes built its
         # message node by node, most of a session with a backlog that fits nowhere (py-spy,
         # ``bench watch-load``).
-        errors = {id(fit): fit for fit in self.nodes.values()}
+        fits = list(self.nodes.values())
+        keys = list(map(id, fits))
+        errors = dict(zip(keys, fits, strict=True))
         histogram: Counter[str] = Counter()
-        for key, nodes in Counter(map(id, self.nodes.values())).items():
+        for key, nodes in Counter(keys).items():
             for reason in errors[key].reasons():
                 histogram[reason] += nodes
         body = ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items()))
