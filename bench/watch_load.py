@@ -338,9 +338,12 @@ class WatchLoad(Bench):
                     raise RuntimeError(f"the scheduler exited; see {scheduler.log_path}")
                 return len(logged_cycles(scheduler.log_path)) >= 3
 
-            # The first sessions write the backlog's conditions and statuses; after them the
-            # API is quiet.
+            # The first sessions write the backlog's conditions and statuses, and their watch
+            # events come back: the first phase starts once the scheduler wrote nothing but
+            # Events for 5 s (a quiet phase measured during that catch-up ran its sessions
+            # slower).
             await wait_for("three sessions", cycled, 900)
+            await wait_for("the scheduler's own writes to end", self.writes_settled(scheduler), 600)
             for name in ("quiet", *self.args.streams):
                 label = f"{tag}:{name}-{round_index}"
                 result = await self.phase(scheduler, name, label.replace(":", "_"))
@@ -350,6 +353,23 @@ class WatchLoad(Bench):
         finally:
             scheduler.stop()
         return results
+
+    def writes_settled(self, scheduler: SchedulerProcess) -> Callable[[], Awaitable[bool]]:
+        seen: list[float] = []
+
+        async def settled() -> bool:
+            counts = await asyncio.to_thread(scheduler.request_counts)
+            # Events are recorded again every session (upstream does too): not counted.
+            total = sum(
+                value
+                for (verb, resource), value in counts.items()
+                if verb in ("POST", "PUT", "PATCH") and resource != "events"
+            )
+            seen.append(total)
+            # Polled every 0.2 s: unchanged over the last 5 s.
+            return len(seen) > 25 and seen[-26] == total
+
+        return settled
 
     async def measure(self) -> list[dict[str, Any]]:
         await self.api.open()
