@@ -12,7 +12,7 @@ IMAGE   ?= volcano-py:$(VERSION)
 IMAGE_ARCHIVE ?= build/$(subst /,_,$(subst :,_,$(IMAGE))).tar
 
 .PHONY: setup demo test test-unit test-cluster test-deploy test-image lint crds crds-check bench \
-	bench-e2e bench-churn bench-side-by-side bench-controller-rate bench-restart cluster image e2e clean
+	bench-e2e bench-churn bench-side-by-side bench-controller-rate bench-restart bench-watch-load cluster image e2e clean
 
 setup: $(SETUP)
 
@@ -86,6 +86,11 @@ bench-controller-rate: setup
 bench-restart: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
 	  $(BIN)/python -m bench restart $(ARGS)
+
+## The live scheduler's sessions, quiet and under a busy watch stream (issue 14)
+bench-watch-load: setup
+	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \
+	  $(BIN)/python -m bench watch-load $(ARGS)
 
 bench-churn: setup
 	@VK8S_BIN_DIR="$$(bash $(K8S_BINS) | tail -n 1)"; export VK8S_BIN_DIR; \

@@ -25,6 +25,13 @@ MODULES: tuple[str, ...] = (
     "dra",
     "topology",
     "strict_input",
+    "watch_events",
 )
 
-CLUSTER_MODULES: tuple[str, ...] = ("churn", "side_by_side", "controller_rate", "restart")
+CLUSTER_MODULES: tuple[str, ...] = (
+    "churn",
+    "side_by_side",
+    "controller_rate",
+    "restart",
+    "watch_load",
+)

@@ -28,7 +28,9 @@ _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 class SchedulerProcess:
     """The scheduler with ``kubeconfig``, ``args`` after the address flags, and, with ``conf``,
-    that text as its ``--scheduler-conf`` file (``conf_path``, rewrite it to reload)."""
+    that text as its ``--scheduler-conf`` file (``conf_path``, rewrite it to reload).
+    ``source``: the source tree whose ``volcano_py`` runs (its working directory, first on
+    its path): another commit's export, for a before/after comparison."""
 
     def __init__(
         self,
@@ -38,8 +40,10 @@ class SchedulerProcess:
         *,
         conf: str | None = None,
         label: str = "scheduler",
+        source: Path = REPO_ROOT,
     ) -> None:
         self.label = label
+        self.source = source
         self.metrics_port = free_port()
         self.health_port = free_port()
         self.log_path = workdir / f"{label}-{secrets.token_hex(2)}.log"
@@ -66,7 +70,7 @@ class SchedulerProcess:
                 self.argv,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                cwd=REPO_ROOT,
+                cwd=self.source,
                 env=env,
                 start_new_session=True,
             )

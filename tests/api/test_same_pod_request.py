@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from volcano_py.api.resource import pod_request, same_pod_request
@@ -19,10 +20,22 @@ def test_a_status_only_update_of_a_shared_spec_keeps_the_request() -> None:
     assert pod_request(new) == pod_request(old)
 
 
-def test_a_new_spec_object_is_parsed_again() -> None:
+def test_an_equal_spec_decoded_afresh_keeps_the_request() -> None:
+    """A watch event decodes a new ``spec`` object on every update (a label patch, say)."""
     old = _pod()
-    new = {**old, "spec": dict(old["spec"])}
+    new = copy.deepcopy(old)
+    new["metadata"]["labels"] = {"tick": "1"}
+    assert new["spec"] is not old["spec"]
+    assert same_pod_request(old, new)
+    assert pod_request(new) == pod_request(old)
+
+
+def test_a_changed_spec_is_parsed_again() -> None:
+    old = _pod()
+    new = copy.deepcopy(old)
+    new["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
     assert not same_pod_request(old, new)
+    assert pod_request(new) != pod_request(old)
 
 
 def test_a_container_status_reporting_resources_is_parsed_again() -> None:

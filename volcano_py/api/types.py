@@ -165,9 +165,17 @@ class FitErrors:
         header = self.error or f"0/{len(self.nodes)} nodes are available"
         if not self.nodes:
             return header
+        # Nodes short of the same resource share one error (``_record_failures``): count the
+        # nodes per error, then each error's reasons once. A pending task on 2k nodes built its
+        # message node by node, most of a session with a backlog that fits nowhere (py-spy,
+        # ``bench watch-load``).
+        fits = list(self.nodes.values())
+        keys = list(map(id, fits))
+        errors = dict(zip(keys, fits, strict=True))
         histogram: Counter[str] = Counter()
-        for fit in self.nodes.values():
-            histogram.update(fit.reasons())
+        for key, nodes in Counter(keys).items():
+            for reason in errors[key].reasons():
+                histogram[reason] += nodes
         body = ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items()))
         text = f"{header}: {body}."
         if self.hyper_node:

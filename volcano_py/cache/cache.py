@@ -217,19 +217,26 @@ class SchedulerCache:
         key = pod_key(pod)
         previous = self.tasks.get(key)
         tracked = event_type != DELETED and self._tracks_pod(pod)
-        if previous is not None and tracked and same_pod_request(previous.pod, pod):
-            # Shared, as task copies share it: never mutated.
-            task = TaskInfo.from_pod(pod, previous.resreq)
-            if not self._replace_in_place(previous, task):
-                self._remove_task(previous)
-                self._add_task(task)
-        else:
+        if previous is None or not tracked:
             if previous is not None:
                 self._remove_task(previous)
             if not tracked:
                 return
             task = TaskInfo.from_pod(pod, pod_request(pod).without(self.ignored_resources))
             self._add_task(task)
+        else:
+            try:
+                if same_pod_request(previous.pod, pod):
+                    request = previous.resreq  # shared, as task copies share it: never mutated
+                else:
+                    request = pod_request(pod).without(self.ignored_resources)
+                task = TaskInfo.from_pod(pod, request)
+            except Exception:
+                self._remove_task(previous)  # a pod the cache cannot read is not kept
+                raise
+            if not self._replace_in_place(previous, task):
+                self._remove_task(previous)
+                self._add_task(task)
         if event_type == ADDED and not task.node_name:
             self._observe_watched(task)
 
@@ -246,8 +253,11 @@ class SchedulerCache:
         )
         if (
             task.uid != previous.uid
+            or task.resreq is not previous.resreq
             or task.job != previous.job
             or not same_count
+            # A Binding task is re-checked against the node's idle when added again.
+            or task.status is TaskStatus.BINDING
             or task.node_name != previous.node_name
             or task.task_role != previous.task_role
             or task.best_effort != previous.best_effort
@@ -275,8 +285,7 @@ class SchedulerCache:
         if job is not None:
             job.replace_task(previous, task)
         if node is not None:
-            del node.tasks[key]
-            node.tasks[key] = task.clone()
+            node.swap_task(task)
         return True
 
     def _observe_watched(self, task: TaskInfo) -> None:

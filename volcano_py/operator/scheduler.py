@@ -41,6 +41,7 @@ from volcano_py.operator.writers import BatchedEventRecorder, LiveEvictor, LiveS
 from volcano_py.runtime import pprof
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
 from volcano_py.runtime.conffile import ConfFile
+from volcano_py.runtime.event_gate import EventGate
 from volcano_py.runtime.health import HttpEndpoints, Probes
 from volcano_py.runtime.heap_trim import trim_heap_periodically
 from volcano_py.runtime.leaderelection import LeaseConfig, LeaseElector
@@ -117,6 +118,8 @@ class LiveScheduler:
             default_queue=options.default_queue,
             node_selector=options.node_selector,
         )
+        # Watch events wait here while a session runs (runtime/event_gate.py).
+        self.gate = EventGate()
         self.loop_runner = SchedulerLoop(
             self.cache,
             self.conf,
@@ -129,6 +132,7 @@ class LiveScheduler:
                 kube_feature_gates=dict(options.kube_feature_gates),
             ),
             on_cycle=self._on_cycle,
+            gate=self.gate,
         )
         self.stop_requested = threading.Event()
         self.io_ready = threading.Event()
@@ -163,7 +167,7 @@ class LiveScheduler:
             return
         watched = informers["ResourceClaim"].objects.get(key)
         if watched is not None:
-            self.cache.apply_event("ResourceClaim", "MODIFIED", watched)
+            self.gate.submit(self.cache.apply_event, "ResourceClaim", "MODIFIED", watched)
 
     def may_schedule(self) -> bool:
         return not self.stop_requested.is_set() and self.synced() and self.is_leader
@@ -262,8 +266,13 @@ class LiveScheduler:
                 and (options.resource_topology or kind.kind != "Numatopology")
             ]
             feed = PodFeed(self.cache.apply_event)
+            # Every kind through one gate: held back in order while a session runs.
+            self.gate.loop = loop
             self.informers = Informers(
-                api, self.cache.apply_event, kinds=kinds, sinks={"Pod": feed}
+                api,
+                self.gate.wrap(self.cache.apply_event),
+                kinds=kinds,
+                sinks={"Pod": self.gate.wrap(feed)},
             )
             identity = options.lease.identity
             self.recorder = BatchedEventRecorder(

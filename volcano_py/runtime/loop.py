@@ -21,6 +21,7 @@ from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.plugin import Plugin, PluginBuilder
 from volcano_py.framework.session import SchedulingState
 from volcano_py.runtime.conffile import ConfFile
+from volcano_py.runtime.event_gate import EventGate
 from volcano_py.scheduler.cycle import CycleTimings, run_cycle
 
 if TYPE_CHECKING:
@@ -92,6 +93,7 @@ class SchedulerLoop:
         may_schedule: Callable[[], bool] = lambda: True,
         state: SchedulingState | None = None,
         on_cycle: Callable[[int, CycleTimings], None] | None = None,
+        gate: EventGate | None = None,
     ) -> None:
         self.cache = cache
         self.conf = conf
@@ -100,6 +102,8 @@ class SchedulerLoop:
         self.may_schedule = may_schedule
         self.state = state if state is not None else SchedulingState(clock=time.time)
         self.on_cycle = on_cycle
+        # Watch events wait at the gate while a session runs (live; None: applied at once).
+        self.gate = gate
         self.cycles = 0
         self.failures = 0
         # Monotonic times the health check reads (floats: atomic to read across threads).
@@ -110,6 +114,8 @@ class SchedulerLoop:
         """One session; None if it raised (logged: one bad cycle must not stop the loop)."""
         conf = self.conf.current()
         self.cycle_started = time.monotonic()
+        if self.gate is not None:
+            self._hold_gate()
         try:
             timings = run_cycle(self.cache, conf, self.plugins, self.state)
         except Exception:
@@ -117,6 +123,8 @@ class SchedulerLoop:
             log.exception("scheduling cycle %d failed", self.cycles + 1)
             return None
         finally:
+            if self.gate is not None:
+                self.gate.release()
             self.cycle_started = None
         self.cycles += 1
         record_cycle_metrics(timings)
@@ -125,6 +133,18 @@ class SchedulerLoop:
         elif log.isEnabledFor(logging.DEBUG):
             log.debug("cycle %d: %s", self.cycles, describe(timings))
         return timings
+
+    def _hold_gate(self) -> None:
+        assert self.gate is not None
+        started = time.perf_counter()
+        applied = self.gate.hold()
+        if applied and log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "applied %d queued watch events before cycle %d in %.1f ms",
+                applied,
+                self.cycles + 1,
+                (time.perf_counter() - started) * 1000,
+            )
 
     def run(self, stop: threading.Event) -> None:
         """Cycles until ``stop`` is set; the period is the pause after each cycle."""
