@@ -44,7 +44,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -52,8 +51,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.e2e import PG_PATH, Bench, bounded, create, logged_cycles, pod, wait_for
+from bench.local_plane import bins_missing, local_plane
 from bench.procstat import cpu_seconds
-from e2e.controlplane import REPO_ROOT, ControlPlane, bin_dir_from_env
+from e2e.controlplane import REPO_ROOT, ControlPlane
 from e2e.scheduler_process import SchedulerProcess
 from volcano_py.runtime.apiclient import MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiError
 
@@ -501,23 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.py_spy_bin is None:
             parser.error("--py-spy: py-spy not found (pip install py-spy)")
         Path(args.py_spy).mkdir(parents=True, exist_ok=True)
-    if bin_dir_from_env() is None:
-        print("VK8S_BIN_DIR is not set: run via `make bench-watch-load`", file=sys.stderr)
+    if bins_missing("bench-watch-load"):
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="vk8s-watch-load-"))
-    plane = ControlPlane(
-        workdir=workdir / "cp",
-        keep_workdir=args.keep,
-        apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
-    )
-    try:
-        with plane:
-            results = asyncio.run(WatchLoad(args, plane, workdir).measure())
-    finally:
-        if args.keep:
-            print(f"work dir kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+    with local_plane("vk8s-watch-load-", args.keep) as (plane, workdir):
+        results = asyncio.run(WatchLoad(args, plane, workdir).measure())
     summarize(results)
     if args.py_spy:
         for result in results:

@@ -1,5 +1,5 @@
 """A pod update that keeps the pod's node, status and request is applied without the node's
-accounting (``SchedulerCache._replace_task``); the cache must end exactly as the full
+accounting (``SchedulerCache._replace_in_place``); the cache must end exactly as the full
 remove-and-add leaves it: the same tasks in the same order, in the cache, the jobs and the
 nodes, and the same matrix, bit for bit."""
 
@@ -136,7 +136,7 @@ def test_the_fast_path_leaves_the_cache_as_remove_and_add_does(
     stream = events(seed)
     fast, slow = SchedulerCache(), SchedulerCache()
     swaps = 0
-    real = SchedulerCache._replace_task
+    real = SchedulerCache._replace_in_place
 
     def counting(self: SchedulerCache, previous: Any, task: Any) -> bool:
         nonlocal swaps
@@ -144,8 +144,8 @@ def test_the_fast_path_leaves_the_cache_as_remove_and_add_does(
         swaps += done
         return done
 
-    monkeypatch.setattr(slow, "_replace_task", lambda previous, task: False)
-    monkeypatch.setattr(SchedulerCache, "_replace_task", counting)
+    monkeypatch.setattr(slow, "_replace_in_place", lambda previous, task: False)
+    monkeypatch.setattr(SchedulerCache, "_replace_in_place", counting)
     for kind, event_type, obj in stream:
         # Each cache gets its own copy: the objects must not be shared between them.
         fast.apply_event(kind, event_type, obj)
