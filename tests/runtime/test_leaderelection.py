@@ -228,3 +228,38 @@ def test_another_holder_taking_the_lease_ends_leadership_at_once() -> None:
 def test_invalid_durations_are_refused(settings: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         LeaseConfig(**settings).validate()  # type: ignore[arg-type]
+
+
+def test_release_stops_the_renewals_first_and_the_lease_stays_released() -> None:
+    """The live race (a clean stop right after taking the lease): the campaign's first renewal
+    wrote the lease between the release's read and its write, which got a 409 and left the
+    lease held. The campaign is stopped before the release, as client-go's ReleaseOnCancel."""
+    api = FakeLeaseApi()
+    candidate = LeaseElector(
+        api,
+        LeaseConfig(
+            namespace="ns",
+            name="lock",
+            identity="a",
+            lease_duration=1.0,
+            renew_deadline=0.5,
+            retry_period=0.01,
+        ),
+    )
+
+    async def scenario() -> bool:
+        campaign = candidate.start()
+        for _ in range(100):
+            if candidate.is_leader:
+                break
+            await asyncio.sleep(0.005)
+        assert candidate.is_leader
+        released = await candidate.release()
+        assert campaign.cancelled()
+        await asyncio.sleep(0.05)  # several retry periods: nothing renews it any more
+        return released
+
+    assert run(scenario())
+    assert api.lease is not None
+    assert api.lease["spec"]["holderIdentity"] == ""
+    assert api.calls[-1] == "PUT"

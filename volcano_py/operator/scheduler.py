@@ -314,7 +314,7 @@ class LiveScheduler:
             tasks.append(asyncio.create_task(trim_heap_periodically(), name="heap trim"))
             if options.leader_elect:
                 self.elector = LeaseElector(api, options.lease, on_stopped_leading=self._lost)
-                election = asyncio.create_task(self.elector.run(), name="leader election")
+                election = self.elector.start()
                 election.add_done_callback(self._election_ended)
                 tasks.append(election)
             self.io_ready.set()

@@ -119,6 +119,7 @@ class LeaseElector:
         self.wall_clock = wall_clock
         self.observed = _Observed()
         self._leading = threading.Event()
+        self._campaign: asyncio.Task[None] | None = None
 
     @property
     def path(self) -> str:
@@ -132,6 +133,11 @@ class LeaseElector:
 
     def _holds_record(self) -> bool:
         return self.observed.holder == self.config.identity
+
+    def start(self) -> asyncio.Task[None]:
+        """``run()`` as a task of the running loop, which ``release()`` stops first."""
+        self._campaign = asyncio.create_task(self.run(), name="leader election")
+        return self._campaign
 
     async def run(self) -> None:
         await self._acquire()
@@ -259,7 +265,15 @@ class LeaseElector:
         return True
 
     async def release(self) -> bool:
-        """Give the lease up (clean shutdown): an empty holder, a 1 s duration."""
+        """Give the lease up (clean shutdown): an empty holder, a 1 s duration.
+
+        The campaign ``start()`` began is stopped first, as client-go ends its renew loop
+        before ``ReleaseOnCancel``: a renewal in flight would otherwise make the release's
+        write a conflict (409), or write this holder back after it."""
+        campaign, self._campaign = self._campaign, None
+        if campaign is not None and not campaign.done():
+            campaign.cancel()
+            await asyncio.wait({campaign})  # its end, whatever it was, without raising it
         if not self._holds_record():
             return False
         self._leading.clear()

@@ -302,7 +302,7 @@ class LiveControllers:
                 tasks += work_queue.start()
             if options.leader_elect:
                 self.elector = LeaseElector(api, options.lease, on_stopped_leading=self._lost)
-                election = asyncio.create_task(self.elector.run(), name="leader election")
+                election = self.elector.start()
                 election.add_done_callback(self._election_ended)
                 tasks.append(election)
             log.info(
