@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from bench import objects
-from bench.session import measure_session
+from bench.session import measure_session, print_timings
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework.conf import parse_conf
@@ -114,11 +114,9 @@ def build_cache(nodes: int, vgpu: bool) -> SchedulerCache:
         for j in range(RUNNING_PER_NODE):
             pod = gpu_pod(f"{group}-{j}", group, 6000, vgpu, name, (i + 2 * j) % CARDS)
             cache.apply_event("Pod", "ADDED", pod)
-    for g in range(GANGS):
-        group = f"gang-{g:03d}"
-        cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, GANG_SIZE, "Inqueue"))
-        for t in range(GANG_SIZE):
-            cache.apply_event("Pod", "ADDED", gpu_pod(f"{group}-worker-{t}", group, 5000, vgpu))
+    objects.add_pending_gangs(
+        cache, GANGS, GANG_SIZE, lambda name, group, _: gpu_pod(name, group, 5000, vgpu)
+    )
     return cache
 
 
@@ -161,12 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             f"\nsession: {nodes} GPU nodes x {CARDS} cards, {nodes * RUNNING_PER_NODE} running +"
             f" {GANGS * GANG_SIZE} pending GPU pods ({GANGS} gangs of {GANG_SIZE}), {kind}"
         )
-        for name, value in timings.items():
-            if name == "binds":
-                print(f"  {name:<14} {int(value):>9d}")
-            else:
-                print(f"  {name:<14} {value * 1000:>9.1f} ms")
-        print(f"  {'peak RSS':<14} {peak_mib:>9.0f} MiB")
+        print_timings(timings, peak_mib)
     return 0
 
 

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from bench import objects
-from bench.session import measure_session
+from bench.session import measure_session, print_timings
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework.conf import parse_conf
@@ -83,17 +83,16 @@ def build_cache(nodes: int, claims: bool, dra_objects: bool) -> SchedulerCache:
         cache.apply_event("Node", "ADDED", objects.node(name, "64", "256Gi"))
         if dra_objects:
             cache.apply_event("ResourceSlice", "ADDED", device_slice(name))
-    for g in range(GANGS):
-        group = f"gang-{g:03d}"
-        cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, GANG_SIZE, "Inqueue"))
-        for t in range(GANG_SIZE):
-            pod = objects.pod(f"{group}-worker-{t}", group, "1")
-            if claims:
-                cache.apply_event("ResourceClaim", "ADDED", claim(f"{group}-worker-{t}-gpu"))
-                pod["spec"]["resourceClaims"] = [
-                    {"name": "gpu", "resourceClaimName": f"{group}-worker-{t}-gpu"}
-                ]
-            cache.apply_event("Pod", "ADDED", pod)
+
+    def claiming_pod(name: str, group: str, _: int) -> dict[str, Any]:
+        pod = objects.pod(name, group, "1")
+        if claims:
+            # Its claim first, as the resourceclaim controller makes it before the pod binds.
+            cache.apply_event("ResourceClaim", "ADDED", claim(f"{name}-gpu"))
+            pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]
+        return pod
+
+    objects.add_pending_gangs(cache, GANGS, GANG_SIZE, claiming_pod)
     return cache
 
 
@@ -126,12 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             f"\nsession: {nodes} nodes x {GPUS} GPUs (ResourceSlices), {GANGS * GANG_SIZE}"
             f" pending pods ({GANGS} gangs of {GANG_SIZE}), {kind}"
         )
-        for name, value in timings.items():
-            if name == "binds":
-                print(f"  {name:<14} {int(value):>9d}")
-            else:
-                print(f"  {name:<14} {value * 1000:>9.1f} ms")
-        print(f"  {'peak RSS':<14} {peak_mib:>9.0f} MiB")
+        print_timings(timings, peak_mib)
     return 0
 
 

@@ -57,20 +57,21 @@ def build_cache(nodes: int, gangs: int, gang_size: int) -> SchedulerCache:
         name = f"node-{i:05d}"
         cache.apply_event("Node", "ADDED", objects.node(name, "64", "256Gi"))
         cache.apply_event("Numatopology", "ADDED", numatopology(name))
-    for g in range(gangs):
-        group = f"gang-{g:03d}"
-        cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, gang_size, "Inqueue"))
-        for t in range(gang_size):
-            pod = objects.pod(f"{group}-worker-{t}", group, "8")
-            container = pod["spec"]["containers"][0]
-            container["resources"]["requests"]["memory"] = "8Gi"
-            container["resources"]["limits"] = dict(container["resources"]["requests"])
-            if g % 2 == 0:
-                pod["metadata"].setdefault("annotations", {})["volcano.sh/numa-topology-policy"] = (
-                    "single-numa-node"
-                )
-            cache.apply_event("Pod", "ADDED", pod)
+    objects.add_pending_gangs(cache, gangs, gang_size, guaranteed_pod)
     return cache
+
+
+def guaranteed_pod(name: str, group: str, gang: int) -> dict[str, Any]:
+    """A Guaranteed pod of 8 CPUs; those of every other gang with a topology policy."""
+    pod = objects.pod(name, group, "8")
+    container = pod["spec"]["containers"][0]
+    container["resources"]["requests"]["memory"] = "8Gi"
+    container["resources"]["limits"] = dict(container["resources"]["requests"])
+    if gang % 2 == 0:
+        pod["metadata"].setdefault("annotations", {})["volcano.sh/numa-topology-policy"] = (
+            "single-numa-node"
+        )
+    return pod
 
 
 def session_time(cache: SchedulerCache, conf: SchedulerConf) -> tuple[float, int]:

@@ -3,7 +3,10 @@ all in namespace ``bench``, created at one fixed time (so every run orders them 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from volcano_py.cache.cache import SchedulerCache
 
 NAMESPACE = "bench"
 CREATED = "2026-01-01T00:00:00Z"
@@ -69,3 +72,19 @@ def pod(
         "spec": spec,
         "status": {"phase": "Running" if node else "Pending"},
     }
+
+
+def add_pending_gangs(
+    cache: SchedulerCache,
+    gangs: int,
+    gang_size: int,
+    make_pod: Callable[[str, str, int], dict[str, Any]] = lambda name, group, _: pod(name, group),
+    prefix: str = "gang",
+) -> None:
+    """``gangs`` Inqueue PodGroups ``<prefix>-NNN`` of ``gang_size`` pending pods each,
+    ``make_pod(<group>-worker-<t>, group, gang index)``, added to ``cache`` group by group."""
+    for g in range(gangs):
+        group = f"{prefix}-{g:03d}"
+        cache.apply_event("PodGroup", "ADDED", pod_group(group, gang_size, "Inqueue"))
+        for t in range(gang_size):
+            cache.apply_event("Pod", "ADDED", make_pod(f"{group}-worker-{t}", group, g))

@@ -44,14 +44,6 @@ SMALL = Size("1k nodes / 10k pending (100 gangs of 100)", 1000, 0, 100, 100)
 LARGE = Size("5k nodes / 50k running + 10k pending (100 gangs of 100)", 5000, 10, 100, 100)
 
 
-def add_pending_gangs(cache: SchedulerCache, size: Size, prefix: str = "gang") -> None:
-    for g in range(size.gangs):
-        group = f"{prefix}-{g:03d}"
-        cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, size.gang_size, "Inqueue"))
-        for t in range(size.gang_size):
-            cache.apply_event("Pod", "ADDED", objects.pod(f"{group}-worker-{t}", group))
-
-
 def build_cache(size: Size, pending: bool = True) -> SchedulerCache:
     cache = SchedulerCache(binder=RecordingBinder())
     cache.apply_event(
@@ -76,7 +68,7 @@ def build_cache(size: Size, pending: bool = True) -> SchedulerCache:
                     "Pod", "ADDED", objects.pod(f"{group}-{j}", group, "2", f"node-{i:05d}")
                 )
     if pending:
-        add_pending_gangs(cache, size)
+        objects.add_pending_gangs(cache, size.gangs, size.gang_size)
     return cache
 
 
@@ -90,10 +82,10 @@ def run(size: Size, warm: bool = False) -> dict[str, float]:
     conf = default_conf(BUILTIN_ACTIONS)
     registry = PluginRegistry()
     if warm:
-        add_pending_gangs(cache, Size("warm-up", 0, 0, 1, 10), prefix="warmup")
+        objects.add_pending_gangs(cache, 1, 10, prefix="warmup")
         with gc_paused():
             measure_session(cache, conf, registry)
-        add_pending_gangs(cache, size)
+        objects.add_pending_gangs(cache, size.gangs, size.gang_size)
     freeze_long_lived()
     with gc_paused():
         return measure_session(cache, conf, registry)
@@ -128,6 +120,18 @@ def measure_session(
     return timings
 
 
+def print_timings(timings: dict[str, float], peak_mib: float | None = None) -> None:
+    """``measure_session``'s figures, one a line (milliseconds; the binds as a count), then
+    the process's peak RSS when given."""
+    for name, value in timings.items():
+        if name == "binds":
+            print(f"  {name:<14} {int(value):>9d}")
+        else:
+            print(f"  {name:<14} {value * 1000:>9.1f} ms")
+    if peak_mib is not None:
+        print(f"  {'peak RSS':<14} {peak_mib:>9.0f} MiB")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench session")
     parser.add_argument("--small", action="store_true", help="only the 1k-node cluster")
@@ -141,12 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         state = "steady state (running pods seen by an earlier cycle)" if warm else "cold start"
         print(f"\nsession: {size.name}, {state}")
-        for name, value in timings.items():
-            if name == "binds":
-                print(f"  {name:<14} {int(value):>9d}")
-            else:
-                print(f"  {name:<14} {value * 1000:>9.1f} ms")
-        print(f"  {'peak RSS':<14} {peak_mib:>9.0f} MiB")
+        print_timings(timings, peak_mib)
     return 0
 
 

@@ -33,7 +33,7 @@ import sys
 from typing import Any
 
 from bench import objects
-from bench.session import measure_session
+from bench.session import measure_session, print_timings
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework.conf import parse_conf
@@ -177,11 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{NODES // NODES_PER_TIER1 // TIER1_PER_TIER2} tier-2 HyperNodes, {args.gangs} hard "
         f"gangs of 64, {args.sub_grouped} jobs of 4 hard sub-groups of 16"
     )
-    for name, value in timings.items():
-        if name == "binds":
-            print(f"  {name:<14} {int(value):>9d}")
-        else:
-            print(f"  {name:<14} {value * 1000:>9.1f} ms")
+    print_timings(timings)
     print(f"  {'placements':<14} {digest:>9}")
     return 0
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from bench import objects
 from bench.deviceshare import CONF
-from bench.session import measure_session
+from bench.session import measure_session, print_timings
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework.conf import parse_conf
@@ -103,11 +103,7 @@ def build_cache(nodes: int) -> SchedulerCache:
         cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, 1, "Running"))
         for j in range(RUNNING_PER_NODE):
             cache.apply_event("Pod", "ADDED", vnpu_pod(f"{group}-{j}", group, name, j))
-    for g in range(GANGS):
-        group = f"gang-{g:03d}"
-        cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, GANG_SIZE, "Inqueue"))
-        for t in range(GANG_SIZE):
-            cache.apply_event("Pod", "ADDED", vnpu_pod(f"{group}-worker-{t}", group))
+    objects.add_pending_gangs(cache, GANGS, GANG_SIZE, lambda name, group, _: vnpu_pod(name, group))
     return cache
 
 
@@ -134,12 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             f" running + {GANGS * GANG_SIZE} pending vir02_1c pods ({GANGS} gangs of"
             f" {GANG_SIZE}), {kind}"
         )
-        for name, value in timings.items():
-            if name == "binds":
-                print(f"  {name:<14} {int(value):>9d}")
-            else:
-                print(f"  {name:<14} {value * 1000:>9.1f} ms")
-        print(f"  {'peak RSS':<14} {peak_mib:>9.0f} MiB")
+        print_timings(timings, peak_mib)
     return 0
 
 

@@ -11,12 +11,20 @@
   objects are deleted, so nothing it held occupies node capacity in later tests.
 * ``make_nodes`` (function): ``make_nodes("gpu", 2, **kw) -> names``; kwok nodes of a pool
   ("cpu", "gpu", "npu"), Ready on return, with names unique to the test; deleted afterwards.
+* ``make_node`` (function): ``make_node(role, capacity, labels=..., annotations=...) -> name``;
+  one kwok node named ``<role>-<the namespace's last 6 characters>`` (not waited for: the test
+  waits for its nodes together); deleted afterwards.
+* ``delete_afterwards`` (function): ``delete_afterwards(path)``; the object at that API path
+  is deleted after the test (for cluster-scoped objects and other namespaces than the test's).
+* ``make_numatopology`` (function): ``make_numatopology(node, cpus_per_numa, policy)``; the
+  node's Numatopology (`tests.device_objects.numatopology`); deleted afterwards.
 
 A failing test gets the tail of each component's log in its report.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -26,9 +34,13 @@ from typing import Any
 import pytest
 from kubernetes.client import ApiClient
 
-from e2e.controlplane import DEFAULT_CRD_DIR, ControlPlane, bin_dir_from_env
+from e2e.controlplane import DEFAULT_CRD_DIR, ApiError, ControlPlane, bin_dir_from_env
+from tests.device_objects import NUMATOPOLOGY_API, numatopology
 
 MakeNodes = Callable[..., list[str]]
+MakeNode = Callable[..., str]
+MakeNumatopology = Callable[[str, int, str], None]
+DeleteAfterwards = Callable[[str], None]
 
 
 @pytest.fixture(scope="session")
@@ -76,21 +88,64 @@ def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> It
         control_plane.purge_namespace(name)
 
 
-@pytest.fixture
-def make_nodes(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[MakeNodes]:
+@contextlib.contextmanager
+def _nodes_deleted_afterwards(control_plane: ControlPlane) -> Iterator[list[str]]:
+    """A list to put the names of the nodes a test creates in; they are deleted at the end."""
     created: list[str] = []
-    prefix = _unique_name(request, 40)
-
-    def make(pool: str, count: int = 1, **kwargs: Any) -> list[str]:
-        names = control_plane.create_pool_nodes(pool, count, prefix=prefix, **kwargs)
-        created.extend(names)
-        return names
-
     try:
-        yield make
+        yield created
     finally:
         for name in created:
             control_plane.delete_node(name)
+
+
+@pytest.fixture
+def make_nodes(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[MakeNodes]:
+    prefix = _unique_name(request, 40)
+    with _nodes_deleted_afterwards(control_plane) as created:
+
+        def make(pool: str, count: int = 1, **kwargs: Any) -> list[str]:
+            names = control_plane.create_pool_nodes(pool, count, prefix=prefix, **kwargs)
+            created.extend(names)
+            return names
+
+        yield make
+
+
+@pytest.fixture
+def make_node(control_plane: ControlPlane, namespace: str) -> Iterator[MakeNode]:
+    suffix = namespace[-6:]
+    with _nodes_deleted_afterwards(control_plane) as created:
+
+        def make(role: str, capacity: dict[str, str], **kwargs: Any) -> str:
+            name = f"{role}-{suffix}"
+            control_plane.create_node(name, capacity, **kwargs)
+            created.append(name)
+            return name
+
+        yield make
+
+
+@pytest.fixture
+def delete_afterwards(control_plane: ControlPlane) -> Iterator[DeleteAfterwards]:
+    paths: list[str] = []
+    try:
+        yield paths.append
+    finally:
+        for path in paths:
+            with contextlib.suppress(ApiError):  # already gone
+                control_plane.request("DELETE", path)
+
+
+@pytest.fixture
+def make_numatopology(
+    control_plane: ControlPlane, delete_afterwards: DeleteAfterwards
+) -> MakeNumatopology:
+    def make(node: str, cpus_per_numa: int, policy: str) -> None:
+        control_plane.create(numatopology(node, cpus_per_numa, policy))
+        delete_afterwards(f"/apis/{NUMATOPOLOGY_API}/numatopologies/{node}")
+
+    return make
 
 
 @pytest.hookimpl(wrapper=True)

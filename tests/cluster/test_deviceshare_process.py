@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from live_objects import KWOK_BASE, annotations_of, bare_pod, node_of, pending_reason, wait_bound
 from test_scheduler_process import (
     GROUP_ANNOTATION,
     SchedulerProcess,
-    list_pods,
     pod_group_manifest,
     scheduler_name,
     scheduler_rbac,
@@ -30,6 +30,7 @@ pytestmark = pytest.mark.cluster
 __all__ = ["scheduler_name", "scheduler_rbac", "start_scheduler"]
 
 StartScheduler = Callable[..., SchedulerProcess]
+MakeNode = Callable[..., str]
 
 GPU_SHARE_CONF = """\
 actions: "enqueue, allocate, backfill"
@@ -57,8 +58,8 @@ tiers:
       deviceshare.SchedulePolicy: binpack
       deviceshare.ScheduleWeight: 10
 """
+GPU_INDEX = "volcano.sh/gpu-index"
 NODE_LOCK_CONF = GPU_SHARE_CONF + "      deviceshare.NodeLockEnable: true\n"
-BASE = {"cpu": "32", "memory": "64Gi", "pods": "110"}
 
 
 def gpu_pod(
@@ -69,25 +70,9 @@ def gpu_pod(
     node: str = "",
     annotations: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "schedulerName": scheduler,
-        "terminationGracePeriodSeconds": 0,
-        "containers": [
-            {
-                "name": "main",
-                "image": "busybox",
-                "resources": {"requests": {"cpu": "1"}, "limits": dict(limits)},
-            }
-        ],
-    }
-    if node:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": dict(annotations or {})},
-        "spec": spec,
-    }
+    placed = {"nodeName": node} if node else {}
+    resources = {"requests": {"cpu": "1"}, "limits": dict(limits)}
+    return bare_pod(name, scheduler, resources, annotations=annotations, **placed)
 
 
 def create_scheduled_pod(
@@ -104,75 +89,33 @@ def create_scheduled_pod(
     plane.create(gpu_pod(name, scheduler, limits, annotations=notes), namespace)
 
 
-def _annotations(plane: ControlPlane, namespace: str, name: str) -> dict[str, str]:
-    pod = list_pods(plane, namespace).get(name) or {}
-    found: dict[str, str] = (pod.get("metadata") or {}).get("annotations") or {}
-    return found
-
-
-def _pending_reason(plane: ControlPlane, namespace: str, name: str) -> str:
-    pod = list_pods(plane, namespace).get(name) or {}
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            return str(condition.get("message", ""))
-    return ""
-
-
-def _node_of(plane: ControlPlane, namespace: str, name: str) -> str:
-    pod = list_pods(plane, namespace).get(name) or {}
-    return str((pod.get("spec") or {}).get("nodeName") or "")
-
-
 def test_gpu_share_pod_lands_where_one_card_fits(
     start_scheduler: StartScheduler,
     control_plane: ControlPlane,
     namespace: str,
     scheduler_name: str,
+    make_node: MakeNode,
 ) -> None:
-    suffix = namespace[-6:]
-    roomy, fitting = f"gpu-roomy-{suffix}", f"gpu-fit-{suffix}"
     gpu = "volcano.sh/gpu-memory"
     # roomy: 4 cards of 8000, 4000 used on each (16000 free in total, 4000 per card);
     # fitting: 2 cards of 8000, card 0 holds 5000.
-    control_plane.create_node(roomy, {**BASE, gpu: "32000", "volcano.sh/gpu-number": "4"})
-    control_plane.create_node(fitting, {**BASE, gpu: "16000", "volcano.sh/gpu-number": "2"})
-    try:
-        control_plane.wait_nodes_ready([roomy, fitting])
-        control_plane.create(
-            gpu_pod(
-                "filler",
-                scheduler_name,
-                {gpu: "4000"},
-                node=roomy,
-                annotations={"volcano.sh/gpu-index": "0,1,2,3"},
-            ),
-            namespace,
+    roomy = make_node("gpu-roomy", {**KWOK_BASE, gpu: "32000", "volcano.sh/gpu-number": "4"})
+    fitting = make_node("gpu-fit", {**KWOK_BASE, gpu: "16000", "volcano.sh/gpu-number": "2"})
+    control_plane.wait_nodes_ready([roomy, fitting])
+    held = (("filler", "4000", roomy, "0,1,2,3"), ("busy", "5000", fitting, "0"))
+    for name, memory, node, cards in held:
+        placed = gpu_pod(
+            name, scheduler_name, {gpu: memory}, node=node, annotations={GPU_INDEX: cards}
         )
-        control_plane.create(
-            gpu_pod(
-                "busy",
-                scheduler_name,
-                {gpu: "5000"},
-                node=fitting,
-                annotations={"volcano.sh/gpu-index": "0"},
-            ),
-            namespace,
-        )
-        scheduler = start_scheduler(conf=GPU_SHARE_CONF)
-        scheduler.wait_ready()
-        create_scheduled_pod(control_plane, namespace, "share", scheduler_name, {gpu: "6000"})
-        wait_until(
-            "the GPU-share pod bound",
-            lambda: bool(_node_of(control_plane, namespace, "share")),
-            diagnose=lambda: scheduler.log(40),
-        )
-        assert _node_of(control_plane, namespace, "share") == fitting
-        annotations = _annotations(control_plane, namespace, "share")
-        assert annotations["volcano.sh/gpu-index"] == "1"
-        assert annotations["volcano.sh/predicate-time"].isdigit()
-    finally:
-        for node in (roomy, fitting):
-            control_plane.delete_node(node)
+        control_plane.create(placed, namespace)
+    scheduler = start_scheduler(conf=GPU_SHARE_CONF)
+    scheduler.wait_ready()
+    create_scheduled_pod(control_plane, namespace, "share", scheduler_name, {gpu: "6000"})
+    wait_bound(control_plane, namespace, ["share"], scheduler, timeout=30.0)
+    assert node_of(control_plane, namespace, "share") == fitting
+    annotations = annotations_of(control_plane, namespace, "share")
+    assert annotations[GPU_INDEX] == "1"
+    assert annotations["volcano.sh/predicate-time"].isdigit()
 
 
 def test_vgpu_pod_gets_its_card_in_the_bind_annotations(
@@ -180,53 +123,51 @@ def test_vgpu_pod_gets_its_card_in_the_bind_annotations(
     control_plane: ControlPlane,
     namespace: str,
     scheduler_name: str,
+    make_node: MakeNode,
 ) -> None:
     suffix = namespace[-6:]
-    nodes = [f"vgpu-a-{suffix}", f"vgpu-b-{suffix}"]
     vgpu = {
         "volcano.sh/vgpu-number": "20",
         "volcano.sh/vgpu-memory": "48000",
         "volcano.sh/vgpu-cores": "200",
     }
-    for node in nodes:
+    nodes = []
+    for role in ("vgpu-a", "vgpu-b"):
         register = "".join(
-            f"GPU-{node}-{card},10,24000,NVIDIA-Tesla T4,true,hami-core:" for card in (0, 1)
+            f"GPU-{role}-{suffix}-{card},10,24000,NVIDIA-Tesla T4,true,hami-core:"
+            for card in (0, 1)
         )
-        control_plane.create_node(
-            node, {**BASE, **vgpu}, annotations={"volcano.sh/node-vgpu-register": register}
+        nodes.append(
+            make_node(
+                role,
+                {**KWOK_BASE, **vgpu},
+                annotations={"volcano.sh/node-vgpu-register": register},
+            )
         )
-    try:
-        control_plane.wait_nodes_ready(nodes)
-        scheduler = start_scheduler(conf=VGPU_CONF)
-        scheduler.wait_ready()
-        wanted = f"GPU-{nodes[1]}-1"
-        create_scheduled_pod(
-            control_plane,
-            namespace,
-            "pinned",
-            scheduler_name,
-            {
-                "volcano.sh/vgpu-number": "1",
-                "volcano.sh/vgpu-memory": "8000",
-                "volcano.sh/vgpu-cores": "30",
-            },
-            {"volcano.sh/vgpu-use-gpuuuid": wanted},
-        )
-        wait_until(
-            "the vGPU pod bound",
-            lambda: bool(_node_of(control_plane, namespace, "pinned")),
-            diagnose=lambda: scheduler.log(40),
-        )
-        assert _node_of(control_plane, namespace, "pinned") == nodes[1]
-        annotations = _annotations(control_plane, namespace, "pinned")
-        assert annotations["volcano.sh/vgpu-ids-new"] == f"{wanted},NVIDIA,8000,30:"
-        assert annotations["volcano.sh/devices-to-allocate"] == f"{wanted},NVIDIA,8000,30:"
-        assert annotations["volcano.sh/vgpu-node"] == nodes[1]
-        assert annotations["volcano.sh/bind-phase"] == "allocating"
-        assert annotations["volcano.sh/vgpu-time"].isdigit()
-    finally:
-        for node in nodes:
-            control_plane.delete_node(node)
+    control_plane.wait_nodes_ready(nodes)
+    scheduler = start_scheduler(conf=VGPU_CONF)
+    scheduler.wait_ready()
+    wanted = f"GPU-{nodes[1]}-1"
+    create_scheduled_pod(
+        control_plane,
+        namespace,
+        "pinned",
+        scheduler_name,
+        {
+            "volcano.sh/vgpu-number": "1",
+            "volcano.sh/vgpu-memory": "8000",
+            "volcano.sh/vgpu-cores": "30",
+        },
+        {"volcano.sh/vgpu-use-gpuuuid": wanted},
+    )
+    wait_bound(control_plane, namespace, ["pinned"], scheduler, timeout=30.0)
+    assert node_of(control_plane, namespace, "pinned") == nodes[1]
+    annotations = annotations_of(control_plane, namespace, "pinned")
+    assert annotations["volcano.sh/vgpu-ids-new"] == f"{wanted},NVIDIA,8000,30:"
+    assert annotations["volcano.sh/devices-to-allocate"] == f"{wanted},NVIDIA,8000,30:"
+    assert annotations["volcano.sh/vgpu-node"] == nodes[1]
+    assert annotations["volcano.sh/bind-phase"] == "allocating"
+    assert annotations["volcano.sh/vgpu-time"].isdigit()
 
 
 def test_node_lock_is_written_and_honoured(
@@ -234,61 +175,49 @@ def test_node_lock_is_written_and_honoured(
     control_plane: ControlPlane,
     namespace: str,
     scheduler_name: str,
+    make_node: MakeNode,
 ) -> None:
-    node = f"gpu-lock-{namespace[-6:]}"
     gpu = "volcano.sh/gpu-memory"
-    control_plane.create_node(node, {**BASE, gpu: "16000", "volcano.sh/gpu-number": "2"})
+    node = make_node("gpu-lock", {**KWOK_BASE, gpu: "16000", "volcano.sh/gpu-number": "2"})
     path = f"/api/v1/nodes/{node}"
 
     def lock() -> str | None:
         found = control_plane.request("GET", path)["metadata"].get("annotations") or {}
         return found.get("gpu")
 
-    try:
-        control_plane.wait_nodes_ready([node])
-        scheduler = start_scheduler(conf=NODE_LOCK_CONF)
-        scheduler.wait_ready()
-        create_scheduled_pod(control_plane, namespace, "first", scheduler_name, {gpu: "1000"})
-        wait_until(
-            "the first pod bound",
-            lambda: bool(_node_of(control_plane, namespace, "first")),
-            diagnose=lambda: scheduler.log(40),
-        )
-        value = lock()
-        assert value is not None and value.endswith("Z")
-        create_scheduled_pod(control_plane, namespace, "second", scheduler_name, {gpu: "1000"})
-        # Held: several cycles pass and the second pod stays off the node.
-        time.sleep(5)
-        assert _node_of(control_plane, namespace, "second") == ""
-        # And says why: Volcano's allocation error, then which lock holds since when.
-        wait_until(
-            "the second pod's pending reason",
-            lambda: (
-                "lock annotation 'gpu' on node"
-                in _pending_reason(control_plane, namespace, "second")
-            ),
-            diagnose=lambda: scheduler.log(40),
-        )
-        reason = _pending_reason(control_plane, namespace, "second")
-        assert reason.startswith(
-            f"node {node} locked for lockname gpushare node {node} has been locked within 5"
-            " minutes (lock annotation 'gpu' on node"
-        ), reason
-        # The device plugin's release: the lock annotation removed.
-        control_plane.request(
-            "PATCH",
-            path,
-            {"metadata": {"annotations": {"gpu": None}}},
-            content_type="application/merge-patch+json",
-        )
-        wait_until(
-            "the second pod bound once the lock is gone",
-            lambda: bool(_node_of(control_plane, namespace, "second")),
-            diagnose=lambda: scheduler.log(40),
-        )
-        assert lock() is not None
-    finally:
-        control_plane.delete_node(node)
+    control_plane.wait_nodes_ready([node])
+    scheduler = start_scheduler(conf=NODE_LOCK_CONF)
+    scheduler.wait_ready()
+    create_scheduled_pod(control_plane, namespace, "first", scheduler_name, {gpu: "1000"})
+    wait_bound(control_plane, namespace, ["first"], scheduler, timeout=30.0)
+    value = lock()
+    assert value is not None and value.endswith("Z")
+    create_scheduled_pod(control_plane, namespace, "second", scheduler_name, {gpu: "1000"})
+    # Held: several cycles pass and the second pod stays off the node.
+    time.sleep(5)
+    assert node_of(control_plane, namespace, "second") == ""
+    # And says why: Volcano's allocation error, then which lock holds since when.
+    wait_until(
+        "the second pod's pending reason",
+        lambda: (
+            "lock annotation 'gpu' on node" in pending_reason(control_plane, namespace, "second")
+        ),
+        diagnose=lambda: scheduler.log(40),
+    )
+    reason = pending_reason(control_plane, namespace, "second")
+    assert reason.startswith(
+        f"node {node} locked for lockname gpushare node {node} has been locked within 5"
+        " minutes (lock annotation 'gpu' on node"
+    ), reason
+    # The device plugin's release: the lock annotation removed.
+    control_plane.request(
+        "PATCH",
+        path,
+        {"metadata": {"annotations": {"gpu": None}}},
+        content_type="application/merge-patch+json",
+    )
+    wait_bound(control_plane, namespace, ["second"], scheduler, timeout=30.0)
+    assert lock() is not None
 
 
 MIG_CONFIG = """nvidia:
@@ -313,10 +242,10 @@ def test_vgpu_mig_instance_from_the_geometries_config_map(
     control_plane: ControlPlane,
     namespace: str,
     scheduler_name: str,
+    make_node: MakeNode,
 ) -> None:
     """The geometries ConfigMap named by KnownGeometriesCM* is read from the API; a pod on a
     node registering mig gets a MIG instance in its bind annotations."""
-    node = f"mig-{namespace[-6:]}"
     control_plane.create(
         {
             "apiVersion": "v1",
@@ -332,31 +261,24 @@ def test_vgpu_mig_instance_from_the_geometries_config_map(
         "volcano.sh/vgpu-cores": "100",
     }
     register = "GPU-mig-0,10,81920,NVIDIA-A100-SXM4-80GB,true,mig:"
-    control_plane.create_node(
-        node, {**BASE, **vgpu}, annotations={"volcano.sh/node-vgpu-register": register}
+    node = make_node(
+        "mig", {**KWOK_BASE, **vgpu}, annotations={"volcano.sh/node-vgpu-register": register}
     )
     conf = VGPU_CONF + (
         "      deviceshare.KnownGeometriesCMName: gpu-geometries\n"
         f"      deviceshare.KnownGeometriesCMNamespace: {namespace}\n"
     )
-    try:
-        control_plane.wait_nodes_ready([node])
-        scheduler = start_scheduler(conf=conf)
-        scheduler.wait_ready()
-        create_scheduled_pod(
-            control_plane,
-            namespace,
-            "mig",
-            scheduler_name,
-            {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "15000"},
-            {"volcano.sh/vgpu-mode": "mig"},
-        )
-        wait_until(
-            "the MIG pod bound",
-            lambda: bool(_node_of(control_plane, namespace, "mig")),
-            diagnose=lambda: scheduler.log(40),
-        )
-        annotations = _annotations(control_plane, namespace, "mig")
-        assert annotations["volcano.sh/vgpu-ids-new"] == "GPU-mig-0[group2-0],NVIDIA,15000,0:"
-    finally:
-        control_plane.delete_node(node)
+    control_plane.wait_nodes_ready([node])
+    scheduler = start_scheduler(conf=conf)
+    scheduler.wait_ready()
+    create_scheduled_pod(
+        control_plane,
+        namespace,
+        "mig",
+        scheduler_name,
+        {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "15000"},
+        {"volcano.sh/vgpu-mode": "mig"},
+    )
+    wait_bound(control_plane, namespace, ["mig"], scheduler, timeout=30.0)
+    annotations = annotations_of(control_plane, namespace, "mig")
+    assert annotations["volcano.sh/vgpu-ids-new"] == "GPU-mig-0[group2-0],NVIDIA,15000,0:"

@@ -8,29 +8,28 @@ names it in the pod's status, as the resourceclaim controller does."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from live_objects import KWOK_BASE, bare_pod, node_of, wait_bound
 from test_scheduler_process import (
     GROUP_ANNOTATION,
     SchedulerProcess,
-    list_pods,
     pod_group_manifest,
     scheduler_name,
     scheduler_rbac,
     start_scheduler,
-    wait_until,
 )
 
-from e2e.controlplane import ApiError, ControlPlane
+from e2e.controlplane import ControlPlane
 
 pytestmark = pytest.mark.cluster
 
 __all__ = ["scheduler_name", "scheduler_rbac", "start_scheduler"]
 
 StartScheduler = Callable[..., SchedulerProcess]
+MakeNode = Callable[..., str]
 
 CONF = """\
 actions: "enqueue, allocate, backfill"
@@ -42,7 +41,6 @@ tiers:
   - name: predicates
   - name: proportion
 """
-BASE = {"cpu": "32", "memory": "64Gi", "pods": "110"}
 DRA = "/apis/resource.k8s.io/v1"
 
 
@@ -55,122 +53,95 @@ def test_pod_with_a_claim_template_lands_where_the_device_is(
     control_plane: ControlPlane,
     namespace: str,
     scheduler_name: str,
+    make_node: MakeNode,
+    delete_afterwards: Callable[[str], None],
 ) -> None:
     suffix = namespace[-6:]
-    plain, with_gpu = f"dra-plain-{suffix}", f"dra-gpu-{suffix}"
+    plain, with_gpu = make_node("dra-plain", KWOK_BASE), make_node("dra-gpu", KWOK_BASE)
     driver = f"gpu-{suffix}.example.com"
-    control_plane.create_node(plain, BASE)
-    control_plane.create_node(with_gpu, BASE)
-    created: list[str] = []
-    try:
-        control_plane.wait_nodes_ready([plain, with_gpu])
-        control_plane.create(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "DeviceClass",
-                "metadata": {"name": driver},
-                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+    control_plane.wait_nodes_ready([plain, with_gpu])
+    control_plane.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": driver},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+        }
+    )
+    delete_afterwards(f"{DRA}/deviceclasses/{driver}")
+    control_plane.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{with_gpu}-gpus"},
+            "spec": {
+                "driver": driver,
+                "nodeName": with_gpu,
+                "pool": {"name": with_gpu, "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "A100"}}}],
+            },
+        }
+    )
+    delete_afterwards(f"{DRA}/resourceslices/{with_gpu}-gpus")
+    control_plane.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu"},
+            "spec": {"spec": _claim_spec(driver)},
+        },
+        namespace,
+    )
+    scheduler = start_scheduler(conf=CONF)
+    scheduler.wait_ready()
+    control_plane.create(pod_group_manifest("trainer", 1), namespace)
+    pod = control_plane.create(
+        bare_pod(
+            "trainer",
+            scheduler_name,
+            {"requests": {"cpu": "1"}, "claims": [{"name": "gpu"}]},
+            annotations={GROUP_ANNOTATION: "trainer"},
+            resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        ),
+        namespace,
+    )
+    # The resourceclaim controller's part.
+    control_plane.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "name": "trainer-gpu-abcde",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": "trainer",
+                        "uid": pod["metadata"]["uid"],
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            },
+            "spec": _claim_spec(driver),
+        },
+        namespace,
+    )
+    control_plane.request(
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/pods/trainer/status",
+        {
+            "status": {
+                "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "trainer-gpu-abcde"}]
             }
-        )
-        created.append(f"{DRA}/deviceclasses/{driver}")
-        control_plane.create(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{with_gpu}-gpus"},
-                "spec": {
-                    "driver": driver,
-                    "nodeName": with_gpu,
-                    "pool": {"name": with_gpu, "generation": 1, "resourceSliceCount": 1},
-                    "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "A100"}}}],
-                },
-            }
-        )
-        created.append(f"{DRA}/resourceslices/{with_gpu}-gpus")
-        control_plane.create(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaimTemplate",
-                "metadata": {"name": "one-gpu"},
-                "spec": {"spec": _claim_spec(driver)},
-            },
-            namespace,
-        )
-        scheduler = start_scheduler(conf=CONF)
-        scheduler.wait_ready()
-        control_plane.create(pod_group_manifest("trainer", 1), namespace)
-        pod = control_plane.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": "trainer", "annotations": {GROUP_ANNOTATION: "trainer"}},
-                "spec": {
-                    "schedulerName": scheduler_name,
-                    "terminationGracePeriodSeconds": 0,
-                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": "busybox",
-                            "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "gpu"}]},
-                        }
-                    ],
-                },
-            },
-            namespace,
-        )
-        # The resourceclaim controller's part.
-        control_plane.create(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaim",
-                "metadata": {
-                    "name": "trainer-gpu-abcde",
-                    "ownerReferences": [
-                        {
-                            "apiVersion": "v1",
-                            "kind": "Pod",
-                            "name": "trainer",
-                            "uid": pod["metadata"]["uid"],
-                            "controller": True,
-                            "blockOwnerDeletion": True,
-                        }
-                    ],
-                },
-                "spec": _claim_spec(driver),
-            },
-            namespace,
-        )
-        control_plane.request(
-            "PATCH",
-            f"/api/v1/namespaces/{namespace}/pods/trainer/status",
-            {
-                "status": {
-                    "resourceClaimStatuses": [
-                        {"name": "gpu", "resourceClaimName": "trainer-gpu-abcde"}
-                    ]
-                }
-            },
-            content_type="application/merge-patch+json",
-        )
-
-        def node_of() -> str:
-            found = list_pods(control_plane, namespace).get("trainer") or {}
-            return str((found.get("spec") or {}).get("nodeName") or "")
-
-        wait_until("the pod bound", lambda: bool(node_of()), diagnose=lambda: scheduler.log(60))
-        assert node_of() == with_gpu
-        claim = control_plane.request(
-            "GET", f"{DRA}/namespaces/{namespace}/resourceclaims/trainer-gpu-abcde"
-        )
-        results = claim["status"]["allocation"]["devices"]["results"]
-        assert [(r["driver"], r["pool"], r["device"]) for r in results] == [
-            (driver, with_gpu, "gpu-0")
-        ]
-        assert [r["name"] for r in claim["status"]["reservedFor"]] == ["trainer"]
-    finally:
-        for path in created:
-            with contextlib.suppress(ApiError):
-                control_plane.request("DELETE", path)
-        for node in (plain, with_gpu):
-            control_plane.delete_node(node)
+        },
+        content_type="application/merge-patch+json",
+    )
+    wait_bound(control_plane, namespace, ["trainer"], scheduler, timeout=30.0)
+    assert node_of(control_plane, namespace, "trainer") == with_gpu
+    claim = control_plane.request(
+        "GET", f"{DRA}/namespaces/{namespace}/resourceclaims/trainer-gpu-abcde"
+    )
+    results = claim["status"]["allocation"]["devices"]["results"]
+    assert [(r["driver"], r["pool"], r["device"]) for r in results] == [(driver, with_gpu, "gpu-0")]
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["trainer"]

@@ -15,18 +15,18 @@ Volcano Jobs their pods). The same scenarios run in ``simulate`` in tests/guides
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import test_controllers_process
 import test_scheduler_process
+from live_objects import KWOK_BASE, annotations_of, bare_pod, node_of, pending_reason, wait_bound
 from test_controllers_process import get_job, job_manifest
-from test_scheduler_process import SchedulerProcess, list_pods, wait_until
+from test_scheduler_process import SchedulerProcess, wait_until
 
 from e2e.controllers_process import ControllersProcess
-from e2e.controlplane import ApiError, ControlPlane
+from e2e.controlplane import ControlPlane
 
 pytestmark = pytest.mark.cluster
 
@@ -38,8 +38,7 @@ start_scheduler = test_scheduler_process.start_scheduler
 
 StartScheduler = Callable[..., SchedulerProcess]
 MakeNode = Callable[..., str]
-NUMATOPO_PATH = "/apis/nodeinfo.volcano.sh/v1alpha1/numatopologies"
-BASE = {"cpu": "32", "memory": "64Gi", "pods": "110"}
+MakeNumatopology = Callable[[str, int, str], None]
 
 GPU_SHARING_CONF = """\
 actions: "enqueue, allocate, backfill"
@@ -113,26 +112,6 @@ tiers:
 """
 
 
-@pytest.fixture
-def make_node(control_plane: ControlPlane, namespace: str) -> Iterator[MakeNode]:
-    """``make_node(role, capacity, annotations=...) -> name``: a Ready kwok node named for the
-    test; deleted afterwards."""
-    created: list[str] = []
-    suffix = namespace[-6:]
-
-    def make(role: str, capacity: dict[str, str], **kwargs: Any) -> str:
-        name = f"{role}-{suffix}"
-        control_plane.create_node(name, capacity, **kwargs)
-        created.append(name)
-        return name
-
-    try:
-        yield make
-    finally:
-        for name in created:
-            control_plane.delete_node(name)
-
-
 def ready(control_plane: ControlPlane, names: list[str]) -> None:
     control_plane.wait_nodes_ready(names)
 
@@ -141,51 +120,13 @@ def device_pod(
     name: str, scheduler: str, limits: dict[str, str], annotations: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """A guide's bare pod (device limits only, as the guides write them)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": dict(annotations or {})},
-        "spec": {
-            "schedulerName": scheduler,
-            "terminationGracePeriodSeconds": 0,
-            "containers": [
-                {
-                    "name": "cuda-container",
-                    "image": "nvidia/cuda:9.0-devel",
-                    "resources": {"limits": dict(limits)},
-                }
-            ],
-        },
-    }
-
-
-def node_of(plane: ControlPlane, namespace: str, name: str) -> str:
-    pod = list_pods(plane, namespace).get(name) or {}
-    return str((pod.get("spec") or {}).get("nodeName") or "")
-
-
-def annotations_of(plane: ControlPlane, namespace: str, name: str) -> dict[str, str]:
-    pod = list_pods(plane, namespace).get(name) or {}
-    found: dict[str, str] = (pod.get("metadata") or {}).get("annotations") or {}
-    return found
-
-
-def pending_reason(plane: ControlPlane, namespace: str, name: str) -> str:
-    pod = list_pods(plane, namespace).get(name) or {}
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            return str(condition.get("message", ""))
-    return ""
-
-
-def wait_bound(
-    plane: ControlPlane, namespace: str, names: list[str], scheduler: SchedulerProcess
-) -> None:
-    wait_until(
-        f"{', '.join(names)} bound",
-        lambda: all(node_of(plane, namespace, name) for name in names),
-        timeout=60.0,
-        diagnose=lambda: scheduler.log(60),
+    return bare_pod(
+        name,
+        scheduler,
+        {"limits": dict(limits)},
+        annotations=annotations,
+        container="cuda-container",
+        image="nvidia/cuda:9.0-devel",
     )
 
 
@@ -194,7 +135,7 @@ def wait_bound(
 
 def gpu_share_node(make_node: MakeNode, role: str) -> str:
     """The guide's node: 8 cards, 89424 MiB in all."""
-    capacity = {**BASE, "volcano.sh/gpu-memory": "89424", "volcano.sh/gpu-number": "8"}
+    capacity = {**KWOK_BASE, "volcano.sh/gpu-memory": "89424", "volcano.sh/gpu-number": "8"}
     return make_node(role, capacity)
 
 
@@ -268,7 +209,7 @@ def test_gpu_sharing_old_conf_is_retired_and_says_so(
 
 def vgpu_node(make_node: MakeNode, role: str, uuids: list[str]) -> str:
     capacity = {
-        **BASE,
+        **KWOK_BASE,
         "volcano.sh/vgpu-number": str(10 * len(uuids)),
         "volcano.sh/vgpu-memory": str(24000 * len(uuids)),
         "volcano.sh/vgpu-cores": str(100 * len(uuids)),
@@ -339,56 +280,34 @@ def test_vgpu_hami_core_spread_and_uuid(
 # ---------------------------------------------------------------- how_to_use_numa_aware
 
 
-def numatopology(node: str, cpus_per_numa: int, policy: str) -> dict[str, Any]:
-    total = 2 * cpus_per_numa
-    detail = {
-        str(cpu): {"numa": cpu // cpus_per_numa, "socket": cpu // cpus_per_numa, "core": cpu // 2}
-        for cpu in range(total)
-    }
-    return {
-        "apiVersion": "nodeinfo.volcano.sh/v1alpha1",
-        "kind": "Numatopology",
-        "metadata": {"name": node},
-        "spec": {
-            "policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": policy},
-            "numares": {"cpu": {"allocatable": f"0-{total - 1}", "capacity": total}},
-            "cpuDetail": detail,
-        },
-    }
-
-
 def test_numa_aware_practice_lands_on_node_2(
     controllers: ControllersProcess,
     start_scheduler: StartScheduler,
     control_plane: ControlPlane,
     namespace: str,
     make_node: MakeNode,
+    make_numatopology: MakeNumatopology,
     scheduler_name: str,
 ) -> None:
     nodes = [
-        make_node("node-1", {"cpu": "24", "memory": "64Gi", "pods": "110"}),
-        make_node("node-2", {"cpu": "40", "memory": "64Gi", "pods": "110"}),
+        make_node("node-1", {**KWOK_BASE, "cpu": "24"}),
+        make_node("node-2", {**KWOK_BASE, "cpu": "40"}),
     ]
     ready(control_plane, nodes)
-    try:
-        control_plane.create(numatopology(nodes[0], 12, "best-effort"))
-        control_plane.create(numatopology(nodes[1], 20, "best-effort"))
-        scheduler = start_scheduler(conf=NUMA_CONF)
-        scheduler.wait_ready()
-        job = job_manifest("vj-test", scheduler_name, replicas=1)
-        job["spec"]["tasks"][0].update(name="test", topologyPolicy="best-effort")
-        job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {
-            "limits": {"cpu": "16", "memory": "100Mi"}
-        }
-        control_plane.create(job, namespace)
-        wait_bound(control_plane, namespace, ["vj-test-test-0"], scheduler)
-        assert node_of(control_plane, namespace, "vj-test-test-0") == nodes[1]
-        annotations = annotations_of(control_plane, namespace, "vj-test-test-0")
-        assert annotations["volcano.sh/numa-topology-policy"] == "best-effort"
-    finally:
-        for name in nodes:
-            with contextlib.suppress(ApiError):
-                control_plane.request("DELETE", f"{NUMATOPO_PATH}/{name}")
+    make_numatopology(nodes[0], 12, "best-effort")
+    make_numatopology(nodes[1], 20, "best-effort")
+    scheduler = start_scheduler(conf=NUMA_CONF)
+    scheduler.wait_ready()
+    job = job_manifest("vj-test", scheduler_name, replicas=1)
+    job["spec"]["tasks"][0].update(name="test", topologyPolicy="best-effort")
+    job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"cpu": "16", "memory": "100Mi"}
+    }
+    control_plane.create(job, namespace)
+    wait_bound(control_plane, namespace, ["vj-test-test-0"], scheduler)
+    assert node_of(control_plane, namespace, "vj-test-test-0") == nodes[1]
+    annotations = annotations_of(control_plane, namespace, "vj-test-test-0")
+    assert annotations["volcano.sh/numa-topology-policy"] == "best-effort"
 
 
 # ---------------------------------------------------------------- task-topology
@@ -402,7 +321,7 @@ def test_task_topology_annotations_place_the_tasks(
     make_node: MakeNode,
     scheduler_name: str,
 ) -> None:
-    nodes = [make_node(f"tt-{i}", {"cpu": "16", "memory": "64Gi", "pods": "110"}) for i in range(4)]
+    nodes = [make_node(f"tt-{i}", {**KWOK_BASE, "cpu": "16"}) for i in range(4)]
     ready(control_plane, nodes)
     scheduler = start_scheduler(conf=TASK_TOPOLOGY_CONF)
     scheduler.wait_ready()

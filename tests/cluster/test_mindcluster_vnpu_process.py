@@ -20,18 +20,24 @@ The same scenario, larger, runs in ``simulate`` in tests/guides/test_how_to_use_
 from __future__ import annotations
 
 import contextlib
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import test_controllers_process
 import test_scheduler_process
-from test_guides_devices import annotations_of, make_node, node_of, pending_reason, wait_bound
+from live_objects import KWOK_BASE, annotations_of, bare_pod, node_of, pending_reason, wait_bound
 from test_scheduler_process import SchedulerProcess, wait_until
 
 from e2e.controllers_process import ControllersProcess
 from e2e.controlplane import ApiError, ControlPlane
+from tests.device_objects import (
+    ATLAS_310P_LABELS,
+    MINDX_NAMESPACE,
+    atlas_310p_annotations,
+    atlas_310p_capacity,
+    cluster_device_info,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -40,12 +46,11 @@ controllers = test_controllers_process.controllers
 scheduler_name = test_scheduler_process.scheduler_name
 scheduler_rbac = test_scheduler_process.scheduler_rbac
 start_scheduler = test_scheduler_process.start_scheduler
-__all__ = ["controllers", "make_node", "scheduler_name", "scheduler_rbac", "start_scheduler"]
+__all__ = ["controllers", "scheduler_name", "scheduler_rbac", "start_scheduler"]
 
 StartScheduler = Callable[..., SchedulerProcess]
 MakeNode = Callable[..., str]
-MINDX = "mindx-dl"
-CONFIG_MAPS = f"/api/v1/namespaces/{MINDX}/configmaps"
+CONFIG_MAPS = f"/api/v1/namespaces/{MINDX_NAMESPACE}/configmaps"
 
 CONF = """\
 actions: "enqueue, allocate, backfill"
@@ -68,89 +73,40 @@ configurations:
 def atlas_node(make: MakeNode, role: str, chips: int, labels: dict[str, str] | None = None) -> str:
     """An Atlas inference node: 8 AI cores per 310P chip, its cards in ``baseDeviceInfos``;
     which of them are healthy comes from ClusterD's ConfigMap."""
-    capacity = {
-        "cpu": "32",
-        "memory": "64Gi",
-        "pods": "110",
-        "huawei.com/npu-core": str(8 * chips),
-        "huawei.com/Ascend310P": str(chips),
-    }
-    cards = {f"Ascend310P-{i}": {"IP": "", "SuperDeviceID": 0} for i in range(chips)}
     return make(
         role,
-        capacity,
-        labels={
-            "accelerator": "huawei-Ascend310P",
-            "servertype": "Ascend310P-8",
-            "node.kubernetes.io/npu.chip.name": "310P3",
-            **(labels or {}),
-        },
-        annotations={"baseDeviceInfos": json.dumps(cards)},
+        {**KWOK_BASE, **atlas_310p_capacity(chips)},
+        labels={**ATLAS_310P_LABELS, **(labels or {})},
+        annotations=atlas_310p_annotations(chips),
     )
 
 
-def cluster_device_info(name: str, nodes: dict[str, int], labelled: bool) -> dict[str, Any]:
-    """ClusterD's device-info ConfigMap (data under its own name): each node's cards."""
-    infos = {
-        f"mindx-dl-deviceinfo-{node}": {
-            "DeviceList": {
-                "huawei.com/Ascend310P": ",".join(f"Ascend310P-{i}" for i in range(chips)),
-                "huawei.com/Ascend310P-Unhealthy": "",
-            },
-            "UpdateTime": 1700000000,
-        }
-        for node, chips in nodes.items()
-    }
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": name,
-            "namespace": MINDX,
-            "labels": {"mx-consumer-volcano": "true"} if labelled else {},
-        },
-        "data": {name: json.dumps(infos)},
-    }
-
-
 @pytest.fixture
-def mindx_config_maps(control_plane: ControlPlane) -> Iterator[Callable[[dict[str, Any]], None]]:
+def mindx_config_maps(
+    control_plane: ControlPlane, delete_afterwards: Callable[[str], None]
+) -> Callable[[dict[str, Any]], None]:
     """``create(config_map)`` in ``mindx-dl`` (made if missing); deleted afterwards."""
     with contextlib.suppress(ApiError):
-        control_plane.create_namespace(MINDX)
-    created: list[str] = []
+        control_plane.create_namespace(MINDX_NAMESPACE)
 
     def create(config_map: dict[str, Any]) -> None:
-        control_plane.create(config_map, MINDX)
-        created.append(config_map["metadata"]["name"])
+        control_plane.create(config_map, MINDX_NAMESPACE)
+        delete_afterwards(f"{CONFIG_MAPS}/{config_map['metadata']['name']}")
 
-    try:
-        yield create
-    finally:
-        for name in created:
-            with contextlib.suppress(ApiError):
-                control_plane.request("DELETE", f"{CONFIG_MAPS}/{name}")
+    return create
 
 
 def vnpu_pod(name: str, scheduler: str, cores: int, host: str) -> dict[str, Any]:
     resources = {"huawei.com/npu-core": str(cores)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": {"ring-controller.atlas": "ascend-310P"}},
-        "spec": {
-            "schedulerName": scheduler,
-            "terminationGracePeriodSeconds": 0,
-            "nodeSelector": {"kubernetes.io/hostname": host},
-            "containers": [
-                {
-                    "name": "infer",
-                    "image": "mindie",
-                    "resources": {"requests": dict(resources), "limits": dict(resources)},
-                }
-            ],
-        },
-    }
+    return bare_pod(
+        name,
+        scheduler,
+        {"requests": dict(resources), "limits": dict(resources)},
+        labels={"ring-controller.atlas": "ascend-310P"},
+        container="infer",
+        image="mindie",
+        nodeSelector={"kubernetes.io/hostname": host},
+    )
 
 
 def mindx_job(scheduler: str) -> dict[str, Any]:
@@ -212,9 +168,11 @@ def test_vnpu_templates_and_whole_chips_in_the_bind_annotations(
     duo = atlas_node(make_node, "duo", 2)
     stray = atlas_node(make_node, "stray", 2)
     control_plane.wait_nodes_ready([arm, duo, stray])
-    mindx_config_maps(cluster_device_info(f"cluster-info-device-{suffix}", {arm: 2, duo: 2}, True))
+    mindx_config_maps(cluster_device_info({arm: 2, duo: 2}, f"cluster-info-device-{suffix}"))
     # Without the label upstream's informer selects on: not read, so stray lists no card.
-    mindx_config_maps(cluster_device_info(f"cluster-info-device-{suffix}-x", {stray: 2}, False))
+    mindx_config_maps(
+        cluster_device_info({stray: 2}, f"cluster-info-device-{suffix}-x", labelled=False)
+    )
     scheduler = start_scheduler(conf=CONF)
     scheduler.wait_ready()
     control_plane.create(mindx_job(scheduler_name), namespace)
@@ -240,5 +198,5 @@ def test_vnpu_templates_and_whole_chips_in_the_bind_annotations(
         diagnose=lambda: scheduler.log(40),
     )
     assert node_of(control_plane, namespace, "on-stray") == ""
-    unlabelled = f"ConfigMap {MINDX}/cluster-info-device-{suffix}-x"
+    unlabelled = f"ConfigMap {MINDX_NAMESPACE}/cluster-info-device-{suffix}-x"
     assert f"{unlabelled} lacks the label mx-consumer-volcano=true" in scheduler.log(None)

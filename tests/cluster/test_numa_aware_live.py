@@ -4,12 +4,12 @@ whose kubelet policy and CPU layout admit it; a pod no NUMA node can hold waits,
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from live_objects import bare_pod, pending_reason
 from test_scheduler_process import (
     GROUP_ANNOTATION,
     SchedulerProcess,
@@ -22,7 +22,7 @@ from test_scheduler_process import (
     wait_until,
 )
 
-from e2e.controlplane import ApiError, ControlPlane
+from e2e.controlplane import ControlPlane
 
 pytestmark = pytest.mark.cluster
 
@@ -31,7 +31,7 @@ __all__ = ["scheduler_name", "scheduler_rbac", "start_scheduler"]
 
 MakeNodes = Callable[..., list[str]]
 StartScheduler = Callable[..., SchedulerProcess]
-NUMATOPO_PATH = "/apis/nodeinfo.volcano.sh/v1alpha1/numatopologies"
+MakeNumatopology = Callable[[str, int, str], None]
 
 NUMA_CONF = """\
 actions: "enqueue, allocate, backfill"
@@ -51,57 +51,12 @@ tiers:
 """
 
 
-def numatopology(node: str, cpus_per_numa: int, policy: str) -> dict[str, Any]:
-    """Two NUMA nodes, each one socket of ``cpus_per_numa`` CPUs, 2 threads per core."""
-    total = 2 * cpus_per_numa
-    detail = {
-        str(cpu): {"numa": cpu // cpus_per_numa, "socket": cpu // cpus_per_numa, "core": cpu // 2}
-        for cpu in range(total)
-    }
-    return {
-        "apiVersion": "nodeinfo.volcano.sh/v1alpha1",
-        "kind": "Numatopology",
-        "metadata": {"name": node},
-        "spec": {
-            "policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": policy},
-            "numares": {"cpu": {"allocatable": f"0-{total - 1}", "capacity": total}},
-            "cpuDetail": detail,
-        },
-    }
-
-
 def guaranteed_pod(name: str, scheduler: str, cpu: str, policy: str) -> dict[str, Any]:
     """A Guaranteed pod (limits = requests) in a PodGroup of its own name."""
     amounts = {"cpu": cpu, "memory": "1Gi"}
     annotations = {"volcano.sh/numa-topology-policy": policy, GROUP_ANNOTATION: name}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": annotations},
-        "spec": {
-            "schedulerName": scheduler,
-            "terminationGracePeriodSeconds": 0,
-            "containers": [{
-                "name": "main",
-                "image": "busybox",
-                "resources": {"requests": dict(amounts), "limits": dict(amounts)},
-            }],
-        },
-    }  # fmt: skip
-
-
-@pytest.fixture
-def make_numatopology(control_plane: ControlPlane) -> Iterator[Callable[..., None]]:
-    created: list[str] = []
-
-    def make(node: str, cpus_per_numa: int, policy: str) -> None:
-        control_plane.create(numatopology(node, cpus_per_numa, policy))
-        created.append(node)
-
-    yield make
-    for name in created:
-        with contextlib.suppress(ApiError):
-            control_plane.request("DELETE", f"{NUMATOPO_PATH}/{name}")
+    resources = {"requests": dict(amounts), "limits": dict(amounts)}
+    return bare_pod(name, scheduler, resources, annotations=annotations)
 
 
 def test_guaranteed_pod_goes_only_where_the_policy_admits_it(
@@ -109,7 +64,7 @@ def test_guaranteed_pod_goes_only_where_the_policy_admits_it(
     control_plane: ControlPlane,
     namespace: str,
     make_nodes: MakeNodes,
-    make_numatopology: Callable[..., None],
+    make_numatopology: MakeNumatopology,
     scheduler_name: str,
 ) -> None:
     small, large, bare = make_nodes("cpu", 3)  # 3 x 32 CPU
@@ -134,10 +89,7 @@ def test_guaranteed_pod_goes_only_where_the_policy_admits_it(
     )
 
     def reason() -> str:
-        pod = list_pods(control_plane, namespace)["too-big"]
-        conditions = pod["status"].get("conditions", [])
-        scheduled = [c for c in conditions if c["type"] == "PodScheduled"]
-        return str(scheduled[0].get("message", "")) if scheduled else ""
+        return pending_reason(control_plane, namespace, "too-big")
 
     wait_until("the unschedulable reason", lambda: "cannot be assigned by numa" in reason())
     time.sleep(1.0)  # several more cycles

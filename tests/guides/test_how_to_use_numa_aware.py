@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.device_objects import numatopology
 from tests.guides.guide_sim import (
     bare_pod,
     conf_map,
@@ -44,25 +45,6 @@ tiers:
       weight: 10
 """
 POLICY = "volcano.sh/numa-topology-policy"
-
-
-def numatopology(name: str, cpus_per_numa: int, policy: str) -> dict[str, Any]:
-    """Two NUMA nodes of ``cpus_per_numa`` CPUs each (one socket each, two threads a core)."""
-    total = 2 * cpus_per_numa
-    detail = {
-        str(cpu): {"numa": cpu // cpus_per_numa, "socket": cpu // cpus_per_numa, "core": cpu // 2}
-        for cpu in range(total)
-    }
-    return {
-        "apiVersion": "nodeinfo.volcano.sh/v1alpha1",
-        "kind": "Numatopology",
-        "metadata": {"name": name},
-        "spec": {
-            "policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": policy},
-            "numares": {"cpu": {"allocatable": f"0-{total - 1}", "capacity": total}},
-            "cpuDetail": detail,
-        },
-    }
 
 
 def cluster(policy: str) -> list[dict[str, Any]]:

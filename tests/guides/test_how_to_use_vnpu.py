@@ -17,6 +17,12 @@ from typing import Any
 
 import yaml
 
+from tests.device_objects import (
+    ATLAS_310P_LABELS,
+    atlas_310p_annotations,
+    atlas_310p_capacity,
+    cluster_device_info,
+)
 from tests.guides.guide_sim import conf_map, node, simulate
 
 CONF = """
@@ -180,44 +186,9 @@ configurations:
 def atlas_node(name: str, chips: int, labels: dict[str, str] | None = None) -> dict[str, Any]:
     """An Atlas inference node: 8 AI cores per 310P chip, labelled as MindCluster's device
     plugin labels it, its cards listed in ``baseDeviceInfos``."""
-    found = node(
-        name,
-        labels={
-            "accelerator": "huawei-Ascend310P",
-            "servertype": "Ascend310P-8",
-            "node.kubernetes.io/npu.chip.name": "310P3",
-            **(labels or {}),
-        },
-        **{"huawei.com/npu-core": str(8 * chips), "huawei.com/Ascend310P": str(chips)},
-    )
-    cards = {f"Ascend310P-{i}": {"IP": "", "SuperDeviceID": 0} for i in range(chips)}
-    found["metadata"]["annotations"] = {"baseDeviceInfos": json.dumps(cards)}
+    found = node(name, labels={**ATLAS_310P_LABELS, **(labels or {})}, **atlas_310p_capacity(chips))
+    found["metadata"]["annotations"] = atlas_310p_annotations(chips)
     return found
-
-
-def cluster_device_info(chips_per_node: dict[str, int]) -> dict[str, Any]:
-    """ClusterD's device-info ConfigMap: every node's healthy cards."""
-    name = "cluster-info-device-0"
-    infos = {
-        f"mindx-dl-deviceinfo-{node_name}": {
-            "DeviceList": {
-                "huawei.com/Ascend310P": ",".join(f"Ascend310P-{i}" for i in range(chips)),
-                "huawei.com/Ascend310P-Unhealthy": "",
-            },
-            "UpdateTime": 1700000000,
-        }
-        for node_name, chips in chips_per_node.items()
-    }
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": name,
-            "namespace": "mindx-dl",
-            "labels": {"mx-consumer-volcano": "true"},
-        },
-        "data": {name: json.dumps(infos)},
-    }
 
 
 def vnpu_pod(

@@ -4,13 +4,19 @@ and the combinations upstream exits on), the conf check, and whole runs through 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.plugins.deviceshare_helpers import (
+    EXAMPLES,
+    example_documents,
+    example_with,
+    simulate,
+    write_input,
+)
 from volcano_py.cli.main import main
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf import RefusedArgumentsError
@@ -19,8 +25,6 @@ from volcano_py.plugins.deviceshare import new
 from volcano_py.plugins.deviceshare.config import parse_device_config
 from volcano_py.plugins.deviceshare.options import refused_arguments
 from volcano_py.scheduler.registry import PluginRegistry
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_arguments() -> None:
@@ -109,12 +113,6 @@ def test_device_config_reads_the_nvidia_section() -> None:
     assert config.resource_core_name == ""
 
 
-def simulate(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> dict[str, Any]:
-    assert main(["simulate", str(path), *extra]) == 0
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return report
-
-
 def test_gpu_share_example_lands_where_one_card_fits(capsys: pytest.CaptureFixture[str]) -> None:
     report = simulate(capsys, EXAMPLES / "gpu-share.yaml")
     share = report["pods"]["default/share"]
@@ -138,22 +136,12 @@ def test_vgpu_example_binpacks_and_honours_the_uuid(capsys: pytest.CaptureFixtur
     assert pinned["annotations"]["volcano.sh/vgpu-ids-new"].startswith("GPU-c,")
 
 
-def _documents(path: Path) -> list[dict[str, Any]]:
-    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
-
-
-def _write(tmp_path: Path, documents: list[dict[str, Any]]) -> Path:
-    path = tmp_path / "input.yaml"
-    path.write_text(yaml.safe_dump_all(documents))
-    return path
-
-
 def test_a_finished_pod_gives_its_card_back(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Released on deletion: the card a finished pod held is free for the next one, which
     could not fit while it ran."""
-    documents = _documents(EXAMPLES / "gpu-share.yaml")
+    documents = example_documents("gpu-share.yaml")
     for doc in documents:
         if doc["kind"] == "Pod" and doc["metadata"]["name"] == "share":
             doc["spec"]["containers"][0]["resources"]["limits"]["volcano.sh/gpu-memory"] = "8000"
@@ -161,7 +149,7 @@ def test_a_finished_pod_gives_its_card_back(
             # It holds both of node-b's cards until it finishes.
             doc["metadata"]["annotations"]["volcano.sh/gpu-index"] = "0,1"
             doc["metadata"]["annotations"]["volcano-py.sim/run-cycles"] = "2"
-    report = simulate(capsys, _write(tmp_path, documents), "--cycles", "6")
+    report = simulate(capsys, write_input(tmp_path, documents), "--cycles", "6")
     share = report["pods"]["default/share"]
     assert share["node"] == "node-b"
     assert share["annotations"]["volcano.sh/gpu-index"] == "0"
@@ -172,15 +160,13 @@ def test_the_device_config_map_names_the_vgpu_resources(
 ) -> None:
     """The device ConfigMap is read from the input by namespace and name (the plugin's
     KnownGeometriesCM* arguments); a pod asking the renamed resources is a vGPU pod."""
-    documents = _documents(EXAMPLES / "vgpu.yaml")
-    conf = yaml.safe_load(documents[0]["data"]["volcano-scheduler.conf"])
-    conf["tiers"][1]["plugins"][1]["arguments"].update(
+    documents = example_with(
+        "vgpu.yaml",
         {
             "deviceshare.KnownGeometriesCMName": "devices",
             "deviceshare.KnownGeometriesCMNamespace": "gpu",
-        }
+        },
     )
-    documents[0]["data"]["volcano-scheduler.conf"] = yaml.safe_dump(conf)
     documents.append(
         {
             "apiVersion": "v1",
@@ -203,7 +189,7 @@ def test_the_device_config_map_names_the_vgpu_resources(
                 "example.com/vgpu": "1",
                 "example.com/vgpu-memory": "8000",
             }
-    report = simulate(capsys, _write(tmp_path, documents))
+    report = simulate(capsys, write_input(tmp_path, documents))
     infer = report["pods"]["default/infer"]
     assert infer["annotations"]["volcano.sh/vgpu-ids-new"] == "GPU-a,NVIDIA,8000,0:"
 
@@ -305,9 +291,6 @@ def test_an_unknown_schedule_policy_is_named(caplog: pytest.LogCaptureFixture) -
 def test_simulate_exits_2_on_conflicting_switches(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    documents = _documents(EXAMPLES / "gpu-share.yaml")
-    conf = yaml.safe_load(documents[0]["data"]["volcano-scheduler.conf"])
-    conf["tiers"][1]["plugins"][1]["arguments"]["deviceshare.VGPUEnable"] = True
-    documents[0]["data"]["volcano-scheduler.conf"] = yaml.safe_dump(conf)
-    assert main(["simulate", str(_write(tmp_path, documents))]) == 2
+    documents = example_with("gpu-share.yaml", {"deviceshare.VGPUEnable": True})
+    assert main(["simulate", str(write_input(tmp_path, documents))]) == 2
     assert "gpu-share and vgpu can't be used together" in capsys.readouterr().err

@@ -12,21 +12,24 @@ fit skips them, which the capping tests check as "the card takes no pod".
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.plugins.deviceshare_helpers import (
+    check_vectorised_fit,
+    example_with,
+    limits_pod,
+    simulate,
+    write_input,
+)
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
-from volcano_py.cli.main import main
 from volcano_py.framework.arguments import Arguments
 from volcano_py.plugins.deviceshare import new
 from volcano_py.plugins.deviceshare.config import DEFAULT_NVIDIA
@@ -275,22 +278,11 @@ def test_vectorised_mask_and_score_agree_with_the_scalar_fit(
             info.tasks[holder.key] = holder
         infos.append(info)
     devices = VgpuDevices(infos, DEFAULT_NVIDIA, policy, rules=RULES)
-    rows = np.arange(len(infos))
-    for attempt in range(2):
-        task = exclusive_pod(f"new-{attempt}", label_sets[labels], vgpus=nums)
-        mask = devices.mask(task)
-        assert mask is not None
-        scores = devices.scores(task, rows)
-        fitting = []
-        for row in rows:
-            exact = devices.fit_on(task, int(row))
-            assert bool(mask.passed[row]) == exact.fits, row
-            if exact.fits:
-                fitting.append(int(row))
-                assert scores[row] == pytest.approx(exact.score), row
-        if not fitting:
-            break
-        assert devices.allocate(task, fitting[-1]).fits
+    check_vectorised_fit(
+        devices,
+        len(infos),
+        lambda attempt: exclusive_pod(f"new-{attempt}", label_sets[labels], vgpus=nums),
+    )
 
 
 # ---- simulate
@@ -300,29 +292,12 @@ def test_simulate_keeps_rule_pods_on_separate_cards(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Two training pods land on different cards of one node; a serving pod shares."""
-    examples = Path(__file__).resolve().parents[2] / "examples"
-    documents = [d for d in yaml.safe_load_all((examples / "vgpu.yaml").read_text()) if d]
-    conf = yaml.safe_load(documents[0]["data"]["volcano-scheduler.conf"])
-    conf["tiers"][1]["plugins"][1]["arguments"][GPU_EXCLUSIVE_RULES] = [TRAINING]
-    documents[0]["data"]["volcano-scheduler.conf"] = yaml.safe_dump(conf)
+    documents = example_with("vgpu.yaml", {GPU_EXCLUSIVE_RULES: [TRAINING]})
     documents = [d for d in documents if d["kind"] != "Pod" and d["metadata"]["name"] != "gpu-2"]
     limits = {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "1000"}
     for name, labels in (("train-0", TRAINING), ("train-1", TRAINING), ("serve", {})):
-        documents.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": name, "labels": labels},
-                "spec": {
-                    "schedulerName": "volcano",
-                    "containers": [{"name": "c", "image": "x", "resources": {"limits": limits}}],
-                },
-            }
-        )
-    path = tmp_path / "input.yaml"
-    path.write_text(yaml.safe_dump_all(documents))
-    assert main(["simulate", str(path)]) == 0
-    report = json.loads(capsys.readouterr().out)
+        documents.append(limits_pod(name, limits, labels=labels))
+    report = simulate(capsys, write_input(tmp_path, documents))
     cards = {
         name: report["pods"][f"default/{name}"]["annotations"]["volcano.sh/vgpu-ids-new"][:5]
         for name in ("train-0", "train-1", "serve")

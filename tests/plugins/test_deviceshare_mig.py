@@ -10,21 +10,24 @@ the ``knownMigGeometries`` part of ``config/config_test.go`` TestParseDeviceConf
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.plugins.deviceshare_helpers import (
+    check_vectorised_fit,
+    example_with,
+    limits_pod,
+    simulate,
+    write_input,
+)
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
-from volcano_py.cli.main import main
 from volcano_py.plugins.deviceshare.config import (
     Geometry,
     MigGeometries,
@@ -414,27 +417,15 @@ def test_vectorised_mask_and_score_agree_with_the_scalar_fit(
             info.tasks[holder.key] = holder
         infos.append(info)
     devices = VgpuDevices(infos, config(factor), policy)
-    rows = np.arange(len(infos))
-    limits_pod = vgpu_pod("x", memory, 10)
-    limits_pod.pod["spec"]["containers"][0]["resources"]["limits"]["volcano.sh/vgpu-number"] = str(
-        nums
+    asking = vgpu_pod("x", memory, 10).pod
+    asking["spec"]["containers"][0]["resources"]["limits"]["volcano.sh/vgpu-number"] = str(nums)
+    check_vectorised_fit(
+        devices,
+        len(infos),
+        lambda attempt: TaskInfo.from_pod(
+            {**asking, "metadata": {"name": f"new-{attempt}", "namespace": "default"}}
+        ),
     )
-    for attempt in range(2):
-        task = TaskInfo.from_pod({**limits_pod.pod, "metadata": {
-            "name": f"new-{attempt}", "namespace": "default"}})  # fmt: skip
-        mask = devices.mask(task)
-        assert mask is not None
-        scores = devices.scores(task, rows)
-        fitting = []
-        for row in rows:
-            exact = devices.fit_on(task, int(row))
-            assert bool(mask.passed[row]) == exact.fits, row
-            if exact.fits:
-                fitting.append(int(row))
-                assert scores[row] == pytest.approx(exact.score), row
-        if not fitting:
-            break
-        assert devices.allocate(task, fitting[-1]).fits
 
 
 # ---- simulate: the geometries ConfigMap from the input
@@ -443,16 +434,13 @@ def test_vectorised_mask_and_score_agree_with_the_scalar_fit(
 def test_simulate_hands_out_mig_instances(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    examples = Path(__file__).resolve().parents[2] / "examples"
-    documents = [d for d in yaml.safe_load_all((examples / "vgpu.yaml").read_text()) if d]
-    conf = yaml.safe_load(documents[0]["data"]["volcano-scheduler.conf"])
-    conf["tiers"][1]["plugins"][1]["arguments"].update(
+    documents = example_with(
+        "vgpu.yaml",
         {
             "deviceshare.KnownGeometriesCMName": "gpu-config",
             "deviceshare.KnownGeometriesCMNamespace": "gpus",
-        }
+        },
     )
-    documents[0]["data"]["volcano-scheduler.conf"] = yaml.safe_dump(conf)
     documents = [d for d in documents if d["kind"] != "Pod"]
     documents.append(
         {
@@ -469,21 +457,8 @@ def test_simulate_hands_out_mig_instances(
             )
     limits = {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "15000"}
     for name in ("mig-0", "mig-1"):
-        documents.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": name, "annotations": {"volcano.sh/vgpu-mode": "mig"}},
-                "spec": {
-                    "schedulerName": "volcano",
-                    "containers": [{"name": "c", "image": "x", "resources": {"limits": limits}}],
-                },
-            }
-        )
-    path = tmp_path / "input.yaml"
-    path.write_text(yaml.safe_dump_all(documents))
-    assert main(["simulate", str(path)]) == 0
-    report = json.loads(capsys.readouterr().out)
+        documents.append(limits_pod(name, limits, annotations={"volcano.sh/vgpu-mode": "mig"}))
+    report = simulate(capsys, write_input(tmp_path, documents))
     ids = sorted(
         report["pods"][f"default/{name}"]["annotations"]["volcano.sh/vgpu-ids-new"]
         for name in ("mig-0", "mig-1")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.plugins.deviceshare_helpers import example_with, limits_pod, simulate, write_input
 from volcano_py.api.job import JobInfo
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_lock import (
@@ -26,7 +26,6 @@ from volcano_py.api.node_lock import (
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import FitError, FitErrors, TaskStatus, unschedulable
-from volcano_py.cli.main import main
 from volcano_py.plugins.deviceshare.nodelock import GPUSHARE_LOCK, VGPU_LOCK, NodeLocks, Refusal
 
 NOW = 1_800_000_000.0
@@ -218,27 +217,8 @@ def _input(tmp_path: Path, arguments: dict[str, Any], limits: dict[str, str]) ->
             "status": {"capacity": resources, "allocatable": resources},
         },
     ]
-    for name in ("one", "two"):
-        documents.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": name},
-                "spec": {
-                    "schedulerName": "volcano",
-                    "containers": [{"name": "c", "image": "x", "resources": {"limits": limits}}],
-                },
-            }
-        )
-    path = tmp_path / "input.yaml"
-    path.write_text(yaml.safe_dump_all(documents))
-    return path
-
-
-def _run(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> Any:
-    assert main(["simulate", str(path), *extra]) == 0
-    out = capsys.readouterr().out
-    return yaml.safe_load(out) if "yaml" in extra else json.loads(out)
+    documents.extend(limits_pod(name, limits) for name in ("one", "two"))
+    return write_input(tmp_path, documents)
 
 
 SHARE = {"deviceshare.GPUSharingEnable": True, "deviceshare.NodeLockEnable": True}
@@ -249,13 +229,13 @@ def test_simulate_serialises_binds_per_node_until_the_lock_expires(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = _input(tmp_path, SHARE, MEMORY)
-    early = _run(capsys, path, "--cycles", "3")
+    early = simulate(capsys, path, "--cycles", "3")
     assert list(early["binds"]) == ["default/one"]
-    listing = _run(capsys, path, "--cycles", "3", "--format", "yaml")
+    listing = simulate(capsys, path, "--cycles", "3", "--format", "yaml")
     node = next(item for item in listing["items"] if item["kind"] == "Node")
     assert node["metadata"]["annotations"] == {"gpu": "2026-01-01T00:00:01Z"}
     # No device plugin removes it: the second pod binds once it is older than five minutes.
-    report = _run(capsys, path)
+    report = simulate(capsys, path)
     assert sorted(report["binds"]) == ["default/one", "default/two"]
     first = int(report["pods"]["default/one"]["annotations"]["volcano.sh/predicate-time"])
     second = int(report["pods"]["default/two"]["annotations"]["volcano.sh/predicate-time"])
@@ -283,9 +263,9 @@ def test_simulate_the_pending_reason_names_the_lock(
         "node node-a locked for lockname gpushare node node-a has been locked within 5 minutes"
         f" ({holding})"
     )
-    report = _run(capsys, path, "--cycles", cycles)
+    report = simulate(capsys, path, "--cycles", cycles)
     assert expected in report["unschedulable"].values()
-    listing = _run(capsys, path, "--cycles", cycles, "--format", "yaml")
+    listing = simulate(capsys, path, "--cycles", cycles, "--format", "yaml")
     pod = next(i for i in listing["items"] if i["metadata"]["name"] == "two")
     assert pod["status"]["conditions"] == [
         {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": expected}
@@ -310,7 +290,7 @@ def test_no_lock_taken(
     arguments: dict[str, Any],
     limits: dict[str, str],
 ) -> None:
-    report = _run(capsys, _input(tmp_path, arguments, limits), "--cycles", "2")
+    report = simulate(capsys, _input(tmp_path, arguments, limits), "--cycles", "2")
     assert sorted(report["binds"]) == ["default/one", "default/two"]
 
 
@@ -319,19 +299,14 @@ def test_simulate_vgpu_binds_take_the_hamivgpu_lock(
 ) -> None:
     """vGPU ``Allocate`` locks the node (after the fit): at most one new vGPU pod per node
     until the lock expires, and the Node carries ``hamivgpu``."""
-    examples = Path(__file__).resolve().parents[2] / "examples"
-    documents = [d for d in yaml.safe_load_all((examples / "vgpu.yaml").read_text()) if d]
-    conf = yaml.safe_load(documents[0]["data"]["volcano-scheduler.conf"])
-    conf["tiers"][1]["plugins"][1]["arguments"]["deviceshare.NodeLockEnable"] = True
-    documents[0]["data"]["volcano-scheduler.conf"] = yaml.safe_dump(conf)
+    documents = example_with("vgpu.yaml", {"deviceshare.NodeLockEnable": True})
     infer = next(d for d in documents if d["metadata"]["name"] == "infer")
     for index in range(2):
         extra = json.loads(json.dumps(infer))
         extra["metadata"]["name"] = f"infer-{index}"
         documents.append(extra)
-    path = tmp_path / "input.yaml"
-    path.write_text(yaml.safe_dump_all(documents))
-    listing = _run(capsys, path, "--cycles", "3", "--format", "yaml")
+    path = write_input(tmp_path, documents)
+    listing = simulate(capsys, path, "--cycles", "3", "--format", "yaml")
     nodes = {
         item["metadata"]["name"]: item["metadata"].get("annotations", {})
         for item in listing["items"]
@@ -347,7 +322,7 @@ def test_simulate_vgpu_binds_take_the_hamivgpu_lock(
     assert sorted(bound) == ["gpu-1", "gpu-2"]
     assert all(VGPU_LOCK in nodes[name] for name in bound)
     # The third one waits for a lock, and says so.
-    reasons = _run(capsys, path, "--cycles", "3")["unschedulable"].values()
+    reasons = simulate(capsys, path, "--cycles", "3")["unschedulable"].values()
     assert any(
         "hamivgpu lockname node gpu-" in reason
         and "has been locked within 5 minutes (lock annotation 'hamivgpu' on node gpu-" in reason

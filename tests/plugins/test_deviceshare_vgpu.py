@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.plugins.deviceshare_helpers import check_vectorised_fit
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.task import TaskInfo
@@ -540,21 +540,10 @@ def test_vectorised_mask_and_score_agree_with_the_scalar_fit(
         "volcano.sh/vgpu-memory": str(memory),
         "volcano.sh/vgpu-cores": str(cores),
     }
-    rows = np.arange(len(infos))
-    # Twice: the second time after a placement, which the caches refresh only on its row.
-    for attempt in range(2):
+
+    def new_pod(attempt: int) -> TaskInfo:
         task = make_pod(f"new-{attempt}", 0, limits=limits)
         assert not devices.needs_scalar_fit(task)
-        mask = devices.mask(task)
-        assert mask is not None
-        scores = devices.scores(task, rows)
-        fitting = []
-        for row in rows:
-            exact = devices.fit_on(task, int(row))
-            assert bool(mask.passed[row]) == exact.fits, row
-            if exact.fits:
-                fitting.append(int(row))
-                assert scores[row] == pytest.approx(exact.score), row
-        if not fitting:
-            break
-        assert devices.allocate(task, fitting[-1]).fits
+        return task
+
+    check_vectorised_fit(devices, len(infos), new_pod)

@@ -217,31 +217,34 @@ def read_config_maps(
     return found
 
 
+def _labelled_document(
+    obj: Mapping[str, Any], label: tuple[str, str], key: str, where: str
+) -> Mapping[str, Any] | None:
+    """The JSON object under ``data.<key>`` of a ConfigMap the informer sees; None when it
+    is unlabelled or carries nothing; ValueError when it holds JSON that is not an object."""
+    if not _labelled(obj, label, where):
+        return None
+    document = _json_data(obj, key, where)
+    if document is None:
+        return None
+    if not isinstance(document, Mapping):
+        raise ValueError(f"data.{key} is not a JSON object")
+    return document
+
+
 def _read_cluster_d(
     found: ClusterDeviceInfo, obj: Mapping[str, Any], namespace: str, name: str, where: str
 ) -> None:
     if namespace != MINDX_NAMESPACE:
         return
     if name.startswith(CLUSTER_DEVICE_INFO):
-        if not _labelled(obj, CLUSTERD_LABEL, where):
-            return
-        document = _json_data(obj, name, where)
-        if document is None:
-            return
-        if not isinstance(document, Mapping):
-            raise ValueError(f"data.{name} is not a JSON object")
-        for entry, raw in document.items():
+        document = _labelled_document(obj, CLUSTERD_LABEL, name, where)
+        for entry, raw in (document or {}).items():
             node = str(entry).removeprefix(DEVICE_INFO_PREFIX)
             found.devices[node] = _device_info(raw)
     elif name == CLUSTER_NODE_INFO:
-        if not _labelled(obj, CLUSTERD_LABEL, where):
-            return
-        document = _json_data(obj, name, where)
-        if document is None:
-            return
-        if not isinstance(document, Mapping):
-            raise ValueError(f"data.{name} is not a JSON object")
-        for entry, raw in document.items():
+        document = _labelled_document(obj, CLUSTERD_LABEL, name, where)
+        for entry, raw in (document or {}).items():
             found.node_status[str(entry).removeprefix(NODED_INFO_PREFIX)] = _node_status(raw)
 
 
@@ -249,27 +252,17 @@ def _read_device_plugin(
     found: ClusterDeviceInfo, obj: Mapping[str, Any], namespace: str, name: str, where: str
 ) -> None:
     if namespace == DEVICE_PLUGIN_NAMESPACE and name.startswith(DEVICE_INFO_PREFIX):
-        if not _labelled(obj, DEVICE_PLUGIN_LABEL, where):
-            return
-        document = _json_data(obj, DEVICE_INFO_KEY, where)
-        if document is None:
-            return
-        if not isinstance(document, Mapping):
-            raise ValueError(f"data.{DEVICE_INFO_KEY} is not a JSON object")
-        found.devices[name.removeprefix(DEVICE_INFO_PREFIX)] = _device_info(
-            _go_field(document, "DeviceInfo") or {}
-        )
+        document = _labelled_document(obj, DEVICE_PLUGIN_LABEL, DEVICE_INFO_KEY, where)
+        if document is not None:
+            found.devices[name.removeprefix(DEVICE_INFO_PREFIX)] = _device_info(
+                _go_field(document, "DeviceInfo") or {}
+            )
     elif namespace == MINDX_NAMESPACE and name.startswith(NODED_INFO_PREFIX):
-        if not _labelled(obj, DEVICE_PLUGIN_LABEL, where):
-            return
-        document = _json_data(obj, NODE_INFO_KEY, where)
-        if document is None:
-            return
-        if not isinstance(document, Mapping):
-            raise ValueError(f"data.{NODE_INFO_KEY} is not a JSON object")
-        found.node_status[name.removeprefix(NODED_INFO_PREFIX)] = _node_status(
-            _go_field(document, "NodeInfo") or {}
-        )
+        document = _labelled_document(obj, DEVICE_PLUGIN_LABEL, NODE_INFO_KEY, where)
+        if document is not None:
+            found.node_status[name.removeprefix(NODED_INFO_PREFIX)] = _node_status(
+                _go_field(document, "NodeInfo") or {}
+            )
 
 
 def read_config_maps_cached(
