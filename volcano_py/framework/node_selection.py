@@ -402,15 +402,17 @@ class RunSearch:
     """The node search and scoring of a run of like tasks of one job (``same_pod_template``)
     that allocate places one after the other over every node, kept across the run.
 
-    Made for a run whose tasks ``Session.batch_safe`` allows: they need no per-node check, and
-    every node's score is its own (the same whichever candidates are asked) and changes only
-    where a placement wrote. So the scores are kept per node across the run, computed the
-    first time a node is a candidate and again only when a placement wrote its row since.
-    The search is ``PredicateHelper.predicate_nodes``' over every node: the resource fit from
-    the session's ``FitCache`` and the plugins' masks, both asked afresh for each task, and
-    the same rotating window (``next_start_index``); then ``prioritize_nodes``' choice: where
-    the task fits now before where it fits the future idle, the best score, the same seeded
-    tie-break.
+    Made for a run whose tasks ``Session.batch_safe`` allows: they need no per-node check,
+    every node's score is its own (the same whichever candidates are asked), and a placement
+    of the run changes a node's fit, masks and score only on the row it wrote. So the run
+    keeps, across its tasks, which nodes pass (the resource fit on future idle, the plugins'
+    masks, the role's failed nodes), which fit on idle, and every node's score; after each
+    placement it looks again only at the rows written since (``NodeMatrix.touched``), with
+    the same operations the full pass uses (``FitCache.row_fits``, the masks' bits), and
+    scores a node the first time it is a candidate and again only after its row was written.
+    The search is ``PredicateHelper.predicate_nodes``' over every node: the same rotating
+    window (``next_start_index``); then ``prioritize_nodes``' choice: where the task fits now
+    before where it fits the future idle, the best score, the same seeded tie-break.
     """
 
     __slots__ = (
@@ -418,11 +420,16 @@ class RunSearch:
         "_fresh",
         "_group",
         "_helper",
+        "_idle",
+        "_passes",
+        "_passing",
         "_rows",
         "_score",
         "_scores",
+        "_seen",
         "_ssn",
         "_vector",
+        "_wanted",
         "template",
         "wanted",
     )
@@ -439,11 +446,18 @@ class RunSearch:
         self.template = task
         self._rows = rows
         self._vector, self._columns = ssn.task_vector(task.init_resreq)
+        self._wanted = self._vector[self._columns]
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
         self._score = ssn.run_node_scores(task)
         self._scores = np.zeros(len(rows))
-        # Which nodes' scores are current (scored, and not placed on since).
+        # Which nodes' scores are current (scored, and not written since).
         self._fresh = np.zeros(len(rows), dtype=np.bool_)
+        # Which nodes pass every check (and their rows, ascending), which fit on idle, and
+        # the matrix's (generation, log length) when they were last brought up to date.
+        self._passes: BoolArray | None = None
+        self._passing: IntArray = np.zeros(0, dtype=np.intp)
+        self._idle: BoolArray | None = None
+        self._seen = (-1, -1)
 
     @staticmethod
     def covers(ssn: Session, rows: IntArray) -> bool:
@@ -455,36 +469,81 @@ class RunSearch:
         """A task of the run was placed (or tried) on ``node``: its score is stale."""
         self._fresh[node.row] = False
 
+    def _refresh(self, task: TaskInfo) -> tuple[BoolArray, IntArray, BoolArray]:
+        """(passes, passing rows, fits on idle) for ``task``, brought up to date: in full the
+        first time (or when the matrix's write log no longer says what changed), else only on
+        the rows written since the last task."""
+        ssn = self._ssn
+        matrix = ssn.matrix
+        generation, logged = matrix.generation, len(matrix.touched)
+        passes, idle = self._passes, self._idle
+        if passes is not None and idle is not None and self._seen[0] == generation:
+            return passes, self._passing, idle
+        masks = ssn.predicate_masks(task)
+        failed = self._helper.role_failed(self._group) if self._group else None
+        seen_generation, seen_logged = self._seen
+        if (
+            passes is None
+            or idle is None
+            or seen_logged > logged
+            or logged - seen_logged != generation - seen_generation
+        ):
+            passes = ssn.fits.future_fits(self._vector, self._columns).copy()
+            for mask in masks:
+                passes &= mask.passed
+            if failed is not None:
+                passes &= ~failed
+            self._passes, self._passing = passes, np.flatnonzero(passes)
+            idle = self._idle = ssn.fits.idle_fits(self._vector, self._columns).copy()
+            # Every score may be stale: the rows written before this were not followed.
+            self._fresh[:] = False
+        else:
+            fits, wanted, columns = ssn.fits, self._wanted, self._columns
+            for row in set(matrix.touched[seen_logged:]):
+                self._fresh[row] = False
+                idle[row] = fits.row_fits(False, wanted, columns, row)
+                now = fits.row_fits(True, wanted, columns, row)
+                if now:
+                    for mask in masks:
+                        if not mask.passed[row]:
+                            now = False
+                            break
+                if now and failed is not None and failed[row]:
+                    now = False
+                if now != passes[row]:
+                    passes[row] = now
+                    at = int(np.searchsorted(self._passing, row))
+                    self._passing = (
+                        np.insert(self._passing, at, row) if now else np.delete(self._passing, at)
+                    )
+        self._seen = (generation, logged)
+        return passes, self._passing, idle
+
     def choose(self, task: TaskInfo) -> tuple[bool, NodeInfo | None]:
         """(searched, best node): ``searched`` is False when no node passes (the caller
         then runs the per-task search, which explains every failure, from the same state);
         the node is None when none of the found ones has room (``prioritize_nodes``)."""
         ssn = self._ssn
         started = time.perf_counter()
-        combined = ssn.fits.future_fits(self._vector, self._columns).copy()
-        for mask in ssn.predicate_masks(task):
-            combined &= mask.passed
-        group = self._group
-        if group:
-            failed = self._helper.role_failed(group)
-            if failed is not None:
-                combined &= ~failed
+        passes, passing, idle = self._refresh(task)
         total = len(self._rows)
         start = ssn.state.next_start_index
         shift = start % total
-        found = _first_in_rotation(np.flatnonzero(combined), shift, self.wanted, total)
+        found = _first_in_rotation(passing, shift, self.wanted, total)
         if found is None:
             return False, None
         candidates, examined = found
         ssn.state.next_start_index = (start + examined) % total
+        group = self._group
         if group:
             # The examined nodes that failed, from the start on, wrapping: the role skips
-            # them from now on (as ``predicate_nodes`` remembers them).
+            # them from now on (as ``predicate_nodes`` remembers them). They fail already,
+            # so the run's own view does not change.
             examined_rows = (np.arange(examined) + shift) % total
-            self._helper.remember_role_failures(group, examined_rows[~combined[examined_rows]])
+            self._helper.remember_role_failures(group, examined_rows[~passes[examined_rows]])
         metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
         # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
-        fits_idle = ssn.fits.idle_fits(self._vector, self._columns)[candidates]
+        fits_idle = idle[candidates]
         if fits_idle.any():
             candidates = candidates[fits_idle]
         if len(candidates) == 1:
