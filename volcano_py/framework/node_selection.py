@@ -430,6 +430,7 @@ class RunSearch:
         "_ssn",
         "_vector",
         "_wanted",
+        "pre_predicate",
         "template",
         "wanted",
     )
@@ -449,6 +450,8 @@ class RunSearch:
         self._wanted = self._vector[self._columns]
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
         self._score = ssn.run_node_scores(task)
+        # The pre-predicates of the run's members (the template's answer, looked up once).
+        self.pre_predicate = ssn.run_pre_predicate(task)
         self._scores = np.zeros(len(rows))
         # Which nodes' scores are current (scored, and not written since).
         self._fresh = np.zeros(len(rows), dtype=np.bool_)
@@ -479,7 +482,9 @@ class RunSearch:
         passes, idle = self._passes, self._idle
         if passes is not None and idle is not None and self._seen[0] == generation:
             return passes, self._passing, idle
-        masks = ssn.predicate_masks(task)
+        # The members' masks are the template's (``batch_safe``: they follow the pod
+        # template), asked again for the rows written since.
+        masks = ssn.predicate_masks(self.template)
         failed = self._helper.role_failed(self._group) if self._group else None
         seen_generation, seen_logged = self._seen
         if (

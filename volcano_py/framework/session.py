@@ -507,6 +507,29 @@ class Session:
 
         return scores
 
+    def run_pre_predicate(self, task: TaskInfo) -> Callable[[TaskInfo], Status | None]:
+        """``pre_predicate_fn`` for the members of a run of tasks like ``task`` (``batch_safe``):
+        each plugin's function, or its ``batch_pre_predicate(task)`` when it registered one
+        function and offers that (the answer of the pod template, looked up once), asked in
+        the same order; the first failing status."""
+        registered: dict[str, int] = {}
+        for name, _fn in self._tier_entries("pre_predicate"):
+            registered[name] = registered.get(name, 0) + 1
+        parts: list[Callable[[TaskInfo], Any]] = []
+        for name, fn in self._tier_entries("pre_predicate"):
+            bind = getattr(self.plugins.get(name), "batch_pre_predicate", None)
+            bound = bind(task) if bind is not None and registered[name] == 1 else None
+            parts.append(bound if bound is not None else fn)
+
+        def pre_predicate(member: TaskInfo) -> Status | None:
+            for part in parts:
+                statuses = as_statuses(part(member))
+                if statuses:
+                    return statuses[0]
+            return None
+
+        return pre_predicate
+
     def _tier_entries(self, hook: str) -> list[tuple[str, Any]]:
         """(plugin name, function) of every registration of ``hook``, tier by tier."""
         return [entry for tier in self._hooks[hook] for entry in tier]

@@ -479,14 +479,21 @@ class RequestedTracker:
         pods.subscribe(self._changed)
 
     def non_zero_requested(self, rows: IntArray) -> FloatArray:
-        for row in rows[~self._known[rows]]:
-            extra_cpu = extra_memory = 0.0
-            for task in self.pods.pods(int(row)):
-                cpu, memory = task_non_zero(task)
-                extra_cpu += cpu - task.resreq.milli_cpu
-                extra_memory += memory - task.resreq.memory
-            self._extra[row] = (extra_cpu, extra_memory)
-            self._known[row] = True
+        unknown = rows[~self._known[rows]]
+        if len(unknown):
+            # Plain ints and floats in the loop (it covers every pod of the session once):
+            # the same additions in the same order as before.
+            extra, pods = self._extra, self.pods
+            for row in unknown.tolist():
+                extra_cpu = extra_memory = 0.0
+                for task in pods.pods(row):
+                    cpu, memory = task_non_zero(task)
+                    resreq = task.resreq
+                    extra_cpu += cpu - resreq.milli_cpu
+                    extra_memory += memory - resreq.memory
+                extra[row, 0] = extra_cpu
+                extra[row, 1] = extra_memory
+            self._known[unknown] = True
         result: FloatArray = self.requested[rows, :2] + self._extra[rows]
         return result
 
