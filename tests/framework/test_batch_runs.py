@@ -28,7 +28,12 @@ from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework import node_selection
 from volcano_py.framework.conf import SchedulerConf, default_conf
-from volcano_py.framework.session import SchedulingState, close_session, open_session
+from volcano_py.framework.session import (
+    SchedulingState,
+    Session,
+    close_session,
+    open_session,
+)
 from volcano_py.plugins.drf import DrfPlugin
 from volcano_py.plugins.proportion import ProportionPlugin
 from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry, new_action
@@ -442,3 +447,36 @@ def test_a_plugin_that_does_not_say_it_is_batch_safe_keeps_the_per_task_path() -
 def test_binpack_is_batch_safe() -> None:
     ssn, task = session_for(DEFAULT.format(extra="\n  - name: binpack"), plain_pod())
     assert ssn.batch_safe(task)
+
+
+def test_a_run_rescoring_the_row_it_placed_on_keeps_image_locality(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After the first pass the run rescores mostly the one row it placed on, in plain floats
+    (``Session.run_row_score``): that score must keep every part of the vector one (here the
+    image locality that draws the members to the nodes holding their image)."""
+    rescored: list[int] = []
+    original = Session.run_row_score
+
+    def counting(ssn: Any, task: TaskInfo) -> Any:
+        score = original(ssn, task)
+        if score is None:
+            return None
+
+        def counted(row: int) -> float:
+            rescored.append(row)
+            return float(score(row))
+
+        return counted
+
+    monkeypatch.setattr(Session, "run_row_score", counting)
+    # 100 members over 40 nodes of 4 cpus: the later members choose between nodes placed on
+    # before, where the image still makes the difference.
+    cluster = gang_cluster(40, 100)
+    for node in cluster["nodes"][::4]:
+        node["status"]["images"] = [{"names": [IMAGES[0]], "sizeBytes": 800 * 1024 * 1024}]
+    for pod in cluster["pods"]:
+        pod["spec"]["containers"][0]["image"] = IMAGES[0]
+    batched, single = books_both_ways(cluster, default_conf(BUILTIN_ACTIONS), 3)
+    assert batched == single
+    assert rescored

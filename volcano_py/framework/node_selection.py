@@ -423,10 +423,12 @@ class RunSearch:
         "_idle",
         "_passes",
         "_passing",
+        "_row_score",
         "_rows",
         "_score",
         "_scores",
         "_seen",
+        "_short_of_idle",
         "_ssn",
         "_vector",
         "_wanted",
@@ -450,6 +452,8 @@ class RunSearch:
         self._wanted = self._vector[self._columns]
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
         self._score = ssn.run_node_scores(task)
+        # One row's score in plain floats (None: the plugins offer none; ask ``_score``).
+        self._row_score = ssn.run_row_score(task)
         # The pre-predicates of the run's members (the template's answer, looked up once).
         self.pre_predicate = ssn.run_pre_predicate(task)
         self._scores = np.zeros(len(rows))
@@ -460,6 +464,8 @@ class RunSearch:
         self._passes: BoolArray | None = None
         self._passing: IntArray = np.zeros(0, dtype=np.intp)
         self._idle: BoolArray | None = None
+        # How many passing nodes do not fit on idle (none: no candidate needs the idle check).
+        self._short_of_idle = 0
         self._seen = (-1, -1)
 
     @staticmethod
@@ -500,12 +506,14 @@ class RunSearch:
                 passes &= ~failed
             self._passes, self._passing = passes, np.flatnonzero(passes)
             idle = self._idle = ssn.fits.idle_fits(self._vector, self._columns).copy()
+            self._short_of_idle = int(np.count_nonzero(passes & ~idle))
             # Every score may be stale: the rows written before this were not followed.
             self._fresh[:] = False
         else:
             fits, wanted, columns = ssn.fits, self._wanted, self._columns
             for row in set(matrix.touched[seen_logged:]):
                 self._fresh[row] = False
+                before = bool(passes[row]) and not idle[row]
                 idle[row] = fits.row_fits(False, wanted, columns, row)
                 now = fits.row_fits(True, wanted, columns, row)
                 if now:
@@ -521,6 +529,7 @@ class RunSearch:
                     self._passing = (
                         np.insert(self._passing, at, row) if now else np.delete(self._passing, at)
                     )
+                self._short_of_idle += int(now and not idle[row]) - int(before)
         self._seen = (generation, logged)
         return passes, self._passing, idle
 
@@ -548,14 +557,21 @@ class RunSearch:
             self._helper.remember_role_failures(group, examined_rows[~passes[examined_rows]])
         metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
         # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
-        fits_idle = idle[candidates]
-        if fits_idle.any():
-            candidates = candidates[fits_idle]
+        if self._short_of_idle:
+            fits_idle = idle[candidates]
+            if fits_idle.any():
+                candidates = candidates[fits_idle]
+        # (else every passing node fits on idle: the candidates stay as they are)
         if len(candidates) == 1:
             return True, ssn.node_list[int(candidates[0])]
         started = time.perf_counter()
         stale = candidates[~self._fresh[candidates]]
-        if len(stale):
+        if len(stale) == 1 and self._row_score is not None:
+            # After the first pass over the nodes, usually the one row placed on earlier.
+            row = int(stale[0])
+            self._scores[row] = self._row_score(row)
+            self._fresh[row] = True
+        elif len(stale):
             self._scores[stale] = self._score(stale)
             self._fresh[stale] = True
         scores = self._scores[candidates]

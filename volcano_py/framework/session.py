@@ -507,6 +507,28 @@ class Session:
 
         return scores
 
+    def run_row_score(self, task: TaskInfo) -> Callable[[int], float] | None:
+        """``run_node_scores`` for one row in plain floats, when every plugin that registered
+        ``batch_node_order`` registered one function and offers ``batch_row_score(task)`` (the
+        same operations in the same order for that row); None otherwise."""
+        entries = self._tier_entries("batch_node_order")
+        names = [name for name, _fn in entries]
+        parts: list[Callable[[int], float]] = []
+        for name in names:
+            bind = getattr(self.plugins.get(name), "batch_row_score", None)
+            bound = bind(task) if bind is not None and names.count(name) == 1 else None
+            if bound is None:
+                return None
+            parts.append(bound)
+
+        def score(row: int) -> float:
+            total = 0.0
+            for part in parts:
+                total += part(row)
+            return total
+
+        return score
+
     def run_pre_predicate(self, task: TaskInfo) -> Callable[[TaskInfo], Status | None]:
         """``pre_predicate_fn`` for the members of a run of tasks like ``task`` (``batch_safe``):
         each plugin's function, or its ``batch_pre_predicate(task)`` when it registered one
