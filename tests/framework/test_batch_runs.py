@@ -28,8 +28,15 @@ from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework import node_selection
 from volcano_py.framework.conf import SchedulerConf, default_conf
-from volcano_py.framework.session import SchedulingState, open_session
-from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry
+from volcano_py.framework.session import (
+    SchedulingState,
+    Session,
+    close_session,
+    open_session,
+)
+from volcano_py.plugins.drf import DrfPlugin
+from volcano_py.plugins.proportion import ProportionPlugin
+from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry, new_action
 
 
 def both_ways(
@@ -70,7 +77,9 @@ IMAGES = ("img-a:1", "img-b:2")
 
 
 @st.composite
-def like_gangs(draw: st.DrawFn, roles: bool = False) -> dict[str, list[dict[str, Any]]]:
+def like_gangs(
+    draw: st.DrawFn, roles: bool = False, releasing: bool = False
+) -> dict[str, list[dict[str, Any]]]:
     """Gangs of like members (one image, request, selector and toleration each) over nodes
     of mixed sizes, some holding the gangs' images, some with a low pod limit, some already
     half full: the runs the batched path takes, with the scores it keeps across them."""
@@ -93,16 +102,19 @@ def like_gangs(draw: st.DrawFn, roles: bool = False) -> dict[str, list[dict[str,
         if draw(st.booleans()):
             group = f"run-{i}"
             groups.append(build_pod_group(group, "ns", "q1", 1, phase="Running"))
-            pods.append(
-                build_pod(
-                    "ns",
-                    group,
-                    node["metadata"]["name"],
-                    "Running",
-                    resource_list("1", "1Gi"),
-                    group,
-                )
+            held_cpu = draw(st.sampled_from(["1", "2", "3"])) if releasing else "1"
+            pod = build_pod(
+                "ns",
+                group,
+                node["metadata"]["name"],
+                "Running",
+                resource_list(held_cpu, "1Gi"),
+                group,
             )
+            if releasing and draw(st.booleans()):
+                # Terminating: its room is future idle, where a member is pipelined.
+                pod["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+            pods.append(pod)
     for g in range(draw(st.integers(1, 5))):
         size = draw(st.integers(2, 30))
         group = f"gang-{g}"
@@ -161,6 +173,99 @@ def test_runs_within_a_role_place_alike_batched_or_not(
     """The nodes an earlier member of the role failed on stay out of the run's search, and
     the run's own failures are remembered for the role, as the per-task search does."""
     batched, single = both_ways(cluster, conf_for(binpack, True), seed)
+    assert batched == single
+
+
+def run_with_books(
+    cluster: dict[str, list[dict[str, Any]]], conf: SchedulerConf, seed: int
+) -> dict[str, Any]:
+    """One session's decisions and every book they wrote: the binds and the next start
+    index; each node's matrix row (idle, used, releasing, pipelined) and its tasks; each
+    job's allocated and total request and its tasks' statuses and nodes; drf's job shares
+    and proportion's queue shares as the plugins hold them before close."""
+    binder = RecordingBinder()
+    cache = SchedulerCache(binder=binder)
+    for kind, key in (("Queue", "queues"), ("Node", "nodes"), ("PodGroup", "groups")):
+        for obj in cluster[key]:
+            cache.apply_event(kind, "ADDED", obj)
+    for pod in cluster["pods"]:
+        cache.apply_event("Pod", "ADDED", pod)
+    state = SchedulingState(seed=seed)
+    ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, state)
+    for name in conf.actions:
+        new_action(name).execute(ssn)
+    m = ssn.matrix
+    books: dict[str, Any] = {
+        "nodes": {
+            node.name: (
+                m.idle[node.row].tolist(),
+                m.used[node.row].tolist(),
+                m.releasing[node.row].tolist(),
+                m.pipelined[node.row].tolist(),
+                sorted((key, task.status.name) for key, task in node.tasks.items()),
+            )
+            for node in ssn.node_list
+        },
+        "jobs": {
+            job.uid: (
+                repr(job.allocated),
+                repr(job.total_request),
+                sorted((t.name, t.status.name, t.node_name) for t in job.tasks.values()),
+            )
+            for job in ssn.jobs.values()
+        },
+    }
+    drf = ssn.plugins.get("drf")
+    if isinstance(drf, DrfPlugin):
+        books["drf"] = {uid: (repr(a.allocated), a.share) for uid, a in drf.job_attrs.items()}
+    proportion = ssn.plugins.get("proportion")
+    if isinstance(proportion, ProportionPlugin):
+        books["proportion"] = {
+            name: (repr(a.allocated), a.share) for name, a in proportion.queue_attributes.items()
+        }
+    close_session(ssn)
+    books["binds"] = dict(binder.binds)
+    books["next start"] = state.next_start_index
+    return books
+
+
+def books_both_ways(
+    cluster: dict[str, list[dict[str, Any]]], conf: SchedulerConf, seed: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    batched = run_with_books(cluster, conf, seed)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(task_placement, "_BATCH_RUNS", False)
+        single = run_with_books(cluster, conf, seed)
+    return batched, single
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(like_gangs(releasing=True), st.booleans(), st.integers(0, 3))
+def test_runs_onto_releasing_room_keep_every_book_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], binpack: bool, seed: int
+) -> None:
+    """Nodes with terminating pods (room on future idle but not on idle): the run must keep
+    which nodes fit on idle as the per-task search sees them, and pipeline where it does.
+    The full default conf (drf, proportion) so that their books are compared too."""
+    conf = default_conf(BUILTIN_ACTIONS) if not binpack else conf_for(True, False)
+    batched, single = books_both_ways(cluster, conf, seed)
+    assert batched == single
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(like_gangs(roles=True), st.integers(0, 3))
+def test_runs_keep_every_book_alike_batched_or_not(
+    cluster: dict[str, list[dict[str, Any]]], seed: int
+) -> None:
+    batched, single = books_both_ways(cluster, default_conf(BUILTIN_ACTIONS), seed)
     assert batched == single
 
 
@@ -342,3 +447,36 @@ def test_a_plugin_that_does_not_say_it_is_batch_safe_keeps_the_per_task_path() -
 def test_binpack_is_batch_safe() -> None:
     ssn, task = session_for(DEFAULT.format(extra="\n  - name: binpack"), plain_pod())
     assert ssn.batch_safe(task)
+
+
+def test_a_run_rescoring_the_row_it_placed_on_keeps_image_locality(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After the first pass the run rescores mostly the one row it placed on, in plain floats
+    (``Session.run_row_score``): that score must keep every part of the vector one (here the
+    image locality that draws the members to the nodes holding their image)."""
+    rescored: list[int] = []
+    original = Session.run_row_score
+
+    def counting(ssn: Any, task: TaskInfo) -> Any:
+        score = original(ssn, task)
+        if score is None:
+            return None
+
+        def counted(row: int) -> float:
+            rescored.append(row)
+            return float(score(row))
+
+        return counted
+
+    monkeypatch.setattr(Session, "run_row_score", counting)
+    # 100 members over 40 nodes of 4 cpus: the later members choose between nodes placed on
+    # before, where the image still makes the difference.
+    cluster = gang_cluster(40, 100)
+    for node in cluster["nodes"][::4]:
+        node["status"]["images"] = [{"names": [IMAGES[0]], "sizeBytes": 800 * 1024 * 1024}]
+    for pod in cluster["pods"]:
+        pod["spec"]["containers"][0]["image"] = IMAGES[0]
+    batched, single = books_both_ways(cluster, default_conf(BUILTIN_ACTIONS), 3)
+    assert batched == single
+    assert rescored

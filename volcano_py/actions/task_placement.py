@@ -72,6 +72,12 @@ def allocate_tasks(
     previous: TaskInfo | None = None
     declined: TaskInfo | None = None
     for task in tasks:
+        # A member of the run under way: asks as the run's first task did.
+        member = (
+            run is not None
+            and not task.nominated_node_name
+            and same_pod_template(run.template, task)
+        )
         if not ssn.allocatable(queue, task):
             continue
         if task.sch_gated:
@@ -82,7 +88,9 @@ def allocate_tasks(
                 " predicated failed, skip"
             )
             continue
-        status = ssn.pre_predicate_fn(task)
+        status = (
+            run.pre_predicate(task) if run is not None and member else ssn.pre_predicate_fn(task)
+        )
         if status is not None:
             errors = FitErrors()
             node_list = ssn.node_list
@@ -95,9 +103,7 @@ def allocate_tasks(
 
         best: NodeInfo | None = None
         searched = False
-        if run is not None and (
-            task.nominated_node_name or not same_pod_template(run.template, task)
-        ):
+        if not member:
             run = None
         if (
             run is None

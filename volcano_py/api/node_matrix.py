@@ -402,6 +402,11 @@ class FitCache:
         result: BoolArray = np.all(wanted - available < MIN_RESOURCE, axis=1)
         return result
 
+    def row_fits(self, future: bool, wanted: FloatArray, columns: IntArray, row: int) -> bool:
+        """Does ``row`` hold ``wanted`` (the request's values at ``columns``), on idle or on
+        future idle? The same bits as ``idle_fits`` / ``future_fits`` give for the row."""
+        return self._row_fits(future, wanted, columns, row)
+
     def _row_fits(self, future: bool, wanted: FloatArray, columns: IntArray, row: int) -> bool:
         """One row in plain floats (the same IEEE operations, without numpy's per-call
         overhead: after a placement usually one row is stale)."""

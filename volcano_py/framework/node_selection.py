@@ -402,15 +402,17 @@ class RunSearch:
     """The node search and scoring of a run of like tasks of one job (``same_pod_template``)
     that allocate places one after the other over every node, kept across the run.
 
-    Made for a run whose tasks ``Session.batch_safe`` allows: they need no per-node check, and
-    every node's score is its own (the same whichever candidates are asked) and changes only
-    where a placement wrote. So the scores are kept per node across the run, computed the
-    first time a node is a candidate and again only when a placement wrote its row since.
-    The search is ``PredicateHelper.predicate_nodes``' over every node: the resource fit from
-    the session's ``FitCache`` and the plugins' masks, both asked afresh for each task, and
-    the same rotating window (``next_start_index``); then ``prioritize_nodes``' choice: where
-    the task fits now before where it fits the future idle, the best score, the same seeded
-    tie-break.
+    Made for a run whose tasks ``Session.batch_safe`` allows: they need no per-node check,
+    every node's score is its own (the same whichever candidates are asked), and a placement
+    of the run changes a node's fit, masks and score only on the row it wrote. So the run
+    keeps, across its tasks, which nodes pass (the resource fit on future idle, the plugins'
+    masks, the role's failed nodes), which fit on idle, and every node's score; after each
+    placement it looks again only at the rows written since (``NodeMatrix.touched``), with
+    the same operations the full pass uses (``FitCache.row_fits``, the masks' bits), and
+    scores a node the first time it is a candidate and again only after its row was written.
+    The search is ``PredicateHelper.predicate_nodes``' over every node: the same rotating
+    window (``next_start_index``); then ``prioritize_nodes``' choice: where the task fits now
+    before where it fits the future idle, the best score, the same seeded tie-break.
     """
 
     __slots__ = (
@@ -418,11 +420,19 @@ class RunSearch:
         "_fresh",
         "_group",
         "_helper",
+        "_idle",
+        "_passes",
+        "_passing",
+        "_row_score",
         "_rows",
         "_score",
         "_scores",
+        "_seen",
+        "_short_of_idle",
         "_ssn",
         "_vector",
+        "_wanted",
+        "pre_predicate",
         "template",
         "wanted",
     )
@@ -439,11 +449,24 @@ class RunSearch:
         self.template = task
         self._rows = rows
         self._vector, self._columns = ssn.task_vector(task.init_resreq)
+        self._wanted = self._vector[self._columns]
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
         self._score = ssn.run_node_scores(task)
+        # One row's score in plain floats (None: the plugins offer none; ask ``_score``).
+        self._row_score = ssn.run_row_score(task)
+        # The pre-predicates of the run's members (the template's answer, looked up once).
+        self.pre_predicate = ssn.run_pre_predicate(task)
         self._scores = np.zeros(len(rows))
-        # Which nodes' scores are current (scored, and not placed on since).
+        # Which nodes' scores are current (scored, and not written since).
         self._fresh = np.zeros(len(rows), dtype=np.bool_)
+        # Which nodes pass every check (and their rows, ascending), which fit on idle, and
+        # the matrix's (generation, log length) when they were last brought up to date.
+        self._passes: BoolArray | None = None
+        self._passing: IntArray = np.zeros(0, dtype=np.intp)
+        self._idle: BoolArray | None = None
+        # How many passing nodes do not fit on idle (none: no candidate needs the idle check).
+        self._short_of_idle = 0
+        self._seen = (-1, -1)
 
     @staticmethod
     def covers(ssn: Session, rows: IntArray) -> bool:
@@ -455,43 +478,100 @@ class RunSearch:
         """A task of the run was placed (or tried) on ``node``: its score is stale."""
         self._fresh[node.row] = False
 
+    def _refresh(self, task: TaskInfo) -> tuple[BoolArray, IntArray, BoolArray]:
+        """(passes, passing rows, fits on idle) for ``task``, brought up to date: in full the
+        first time (or when the matrix's write log no longer says what changed), else only on
+        the rows written since the last task."""
+        ssn = self._ssn
+        matrix = ssn.matrix
+        generation, logged = matrix.generation, len(matrix.touched)
+        passes, idle = self._passes, self._idle
+        if passes is not None and idle is not None and self._seen[0] == generation:
+            return passes, self._passing, idle
+        # The members' masks are the template's (``batch_safe``: they follow the pod
+        # template), asked again for the rows written since.
+        masks = ssn.predicate_masks(self.template)
+        failed = self._helper.role_failed(self._group) if self._group else None
+        seen_generation, seen_logged = self._seen
+        if (
+            passes is None
+            or idle is None
+            or seen_logged > logged
+            or logged - seen_logged != generation - seen_generation
+        ):
+            passes = ssn.fits.future_fits(self._vector, self._columns).copy()
+            for mask in masks:
+                passes &= mask.passed
+            if failed is not None:
+                passes &= ~failed
+            self._passes, self._passing = passes, np.flatnonzero(passes)
+            idle = self._idle = ssn.fits.idle_fits(self._vector, self._columns).copy()
+            self._short_of_idle = int(np.count_nonzero(passes & ~idle))
+            # Every score may be stale: the rows written before this were not followed.
+            self._fresh[:] = False
+        else:
+            fits, wanted, columns = ssn.fits, self._wanted, self._columns
+            for row in set(matrix.touched[seen_logged:]):
+                self._fresh[row] = False
+                before = bool(passes[row]) and not idle[row]
+                idle[row] = fits.row_fits(False, wanted, columns, row)
+                now = fits.row_fits(True, wanted, columns, row)
+                if now:
+                    for mask in masks:
+                        if not mask.passed[row]:
+                            now = False
+                            break
+                if now and failed is not None and failed[row]:
+                    now = False
+                if now != passes[row]:
+                    passes[row] = now
+                    at = int(np.searchsorted(self._passing, row))
+                    self._passing = (
+                        np.insert(self._passing, at, row) if now else np.delete(self._passing, at)
+                    )
+                self._short_of_idle += int(now and not idle[row]) - int(before)
+        self._seen = (generation, logged)
+        return passes, self._passing, idle
+
     def choose(self, task: TaskInfo) -> tuple[bool, NodeInfo | None]:
         """(searched, best node): ``searched`` is False when no node passes (the caller
         then runs the per-task search, which explains every failure, from the same state);
         the node is None when none of the found ones has room (``prioritize_nodes``)."""
         ssn = self._ssn
         started = time.perf_counter()
-        combined = ssn.fits.future_fits(self._vector, self._columns).copy()
-        for mask in ssn.predicate_masks(task):
-            combined &= mask.passed
-        group = self._group
-        if group:
-            failed = self._helper.role_failed(group)
-            if failed is not None:
-                combined &= ~failed
+        passes, passing, idle = self._refresh(task)
         total = len(self._rows)
         start = ssn.state.next_start_index
         shift = start % total
-        found = _first_in_rotation(np.flatnonzero(combined), shift, self.wanted, total)
+        found = _first_in_rotation(passing, shift, self.wanted, total)
         if found is None:
             return False, None
         candidates, examined = found
         ssn.state.next_start_index = (start + examined) % total
+        group = self._group
         if group:
             # The examined nodes that failed, from the start on, wrapping: the role skips
-            # them from now on (as ``predicate_nodes`` remembers them).
+            # them from now on (as ``predicate_nodes`` remembers them). They fail already,
+            # so the run's own view does not change.
             examined_rows = (np.arange(examined) + shift) % total
-            self._helper.remember_role_failures(group, examined_rows[~combined[examined_rows]])
+            self._helper.remember_role_failures(group, examined_rows[~passes[examined_rows]])
         metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
         # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
-        fits_idle = ssn.fits.idle_fits(self._vector, self._columns)[candidates]
-        if fits_idle.any():
-            candidates = candidates[fits_idle]
+        if self._short_of_idle:
+            fits_idle = idle[candidates]
+            if fits_idle.any():
+                candidates = candidates[fits_idle]
+        # (else every passing node fits on idle: the candidates stay as they are)
         if len(candidates) == 1:
             return True, ssn.node_list[int(candidates[0])]
         started = time.perf_counter()
         stale = candidates[~self._fresh[candidates]]
-        if len(stale):
+        if len(stale) == 1 and self._row_score is not None:
+            # After the first pass over the nodes, usually the one row placed on earlier.
+            row = int(stale[0])
+            self._scores[row] = self._row_score(row)
+            self._fresh[row] = True
+        elif len(stale):
             self._scores[stale] = self._score(stale)
             self._fresh[stale] = True
         scores = self._scores[candidates]

@@ -519,6 +519,51 @@ class Session:
 
         return scores
 
+    def run_row_score(self, task: TaskInfo) -> Callable[[int], float] | None:
+        """``run_node_scores`` for one row in plain floats, when every plugin that registered
+        ``batch_node_order`` registered one function and offers ``batch_row_score(task)`` (the
+        same operations in the same order for that row); None otherwise."""
+        entries = self._tier_entries("batch_node_order")
+        names = [name for name, _fn in entries]
+        parts: list[Callable[[int], float]] = []
+        for name in names:
+            bind = getattr(self.plugins.get(name), "batch_row_score", None)
+            bound = bind(task) if bind is not None and names.count(name) == 1 else None
+            if bound is None:
+                return None
+            parts.append(bound)
+
+        def score(row: int) -> float:
+            total = 0.0
+            for part in parts:
+                total += part(row)
+            return total
+
+        return score
+
+    def run_pre_predicate(self, task: TaskInfo) -> Callable[[TaskInfo], Status | None]:
+        """``pre_predicate_fn`` for the members of a run of tasks like ``task`` (``batch_safe``):
+        each plugin's function, or its ``batch_pre_predicate(task)`` when it registered one
+        function and offers that (the answer of the pod template, looked up once), asked in
+        the same order; the first failing status."""
+        registered: dict[str, int] = {}
+        for name, _fn in self._tier_entries("pre_predicate"):
+            registered[name] = registered.get(name, 0) + 1
+        parts: list[Callable[[TaskInfo], Any]] = []
+        for name, fn in self._tier_entries("pre_predicate"):
+            bind = getattr(self.plugins.get(name), "batch_pre_predicate", None)
+            bound = bind(task) if bind is not None and registered[name] == 1 else None
+            parts.append(bound if bound is not None else fn)
+
+        def pre_predicate(member: TaskInfo) -> Status | None:
+            for part in parts:
+                statuses = as_statuses(part(member))
+                if statuses:
+                    return statuses[0]
+            return None
+
+        return pre_predicate
+
     def _tier_entries(self, hook: str) -> list[tuple[str, Any]]:
         """(plugin name, function) of every registration of ``hook``, tier by tier."""
         return [entry for tier in self._hooks[hook] for entry in tier]

@@ -479,14 +479,21 @@ class RequestedTracker:
         pods.subscribe(self._changed)
 
     def non_zero_requested(self, rows: IntArray) -> FloatArray:
-        for row in rows[~self._known[rows]]:
-            extra_cpu = extra_memory = 0.0
-            for task in self.pods.pods(int(row)):
-                cpu, memory = task_non_zero(task)
-                extra_cpu += cpu - task.resreq.milli_cpu
-                extra_memory += memory - task.resreq.memory
-            self._extra[row] = (extra_cpu, extra_memory)
-            self._known[row] = True
+        unknown = rows[~self._known[rows]]
+        if len(unknown):
+            # Plain ints and floats in the loop (it covers every pod of the session once):
+            # the same additions in the same order as before.
+            extra, pods = self._extra, self.pods
+            for row in unknown.tolist():
+                extra_cpu = extra_memory = 0.0
+                for task in pods.pods(row):
+                    cpu, memory = task_non_zero(task)
+                    resreq = task.resreq
+                    extra_cpu += cpu - resreq.milli_cpu
+                    extra_memory += memory - resreq.memory
+                extra[row, 0] = extra_cpu
+                extra[row, 1] = extra_memory
+            self._known[unknown] = True
         result: FloatArray = self.requested[rows, :2] + self._extra[rows]
         return result
 
@@ -634,6 +641,7 @@ class NodeOrderPlugin:
         self.weights = Weights.from_arguments(arguments)
         self._batch_safe: Callable[[TaskInfo], bool] | None = None
         self._batch_scores: Callable[[TaskInfo], Callable[[IntArray], FloatArray]] | None = None
+        self._batch_row_score: Callable[[TaskInfo], Callable[[int], float]] | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         weights = self.weights
@@ -793,8 +801,32 @@ class NodeOrderPlugin:
 
             return scores
 
+        def batch_row_score(task: TaskInfo) -> Callable[[int], float]:
+            """``batch_scores`` for one row in plain floats: the same operations in the same
+            order (the kept row score is ``row_local_scalar``'s, as ``row_local`` gives it for
+            a few rows), without a numpy call per step. After each placement a run mostly
+            rescores the one row it wrote."""
+            taint = weights.taint_toleration * float(MAX_NODE_SCORE)
+            image_scores = None
+            if images is not None and not (_UNIFORM_SCORES and images.all_zero(task)):
+                image_scores = images.scores(task)
+
+            def score(row: int) -> float:
+                total = float(row_local_scalar(task, row))
+                if weights.taint_toleration:
+                    total += taint
+                if images is not None:
+                    if image_scores is None:
+                        total += weights.image_locality * 0.0
+                    else:
+                        total += float(weights.image_locality * image_scores[row])
+                return total
+
+            return score
+
         self._batch_safe = batch_safe
         self._batch_scores = batch_scores
+        self._batch_row_score = batch_row_score
         ssn.add_batch_node_order_fn(self.name, batch_node_order)
 
     def batch_safe(self, task: TaskInfo) -> bool:
@@ -805,6 +837,11 @@ class NodeOrderPlugin:
     def batch_scores(self, task: TaskInfo) -> Callable[[IntArray], FloatArray] | None:
         """The scores of the run of tasks like ``task`` (one it said ``batch_safe`` for)."""
         return self._batch_scores(task) if self._batch_scores is not None else None
+
+    def batch_row_score(self, task: TaskInfo) -> Callable[[int], float] | None:
+        """``batch_scores`` for one row, in plain floats (``Session.run_row_score``)."""
+        bound = self._batch_row_score
+        return bound(task) if bound is not None else None
 
     def on_session_close(self, ssn: Session) -> None:
         return None

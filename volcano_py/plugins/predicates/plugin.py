@@ -159,6 +159,7 @@ SIDECAR_CONTAINERS_ENABLED: Final = True
 # hooks.PredicateFn says ``Status | None``; the session also takes a tuple (every failing
 # status of the plugin, as upstream's FitError lists them).
 NodePredicate: TypeAlias = Callable[[TaskInfo, NodeInfo], tuple[Status, ...] | None]
+PrePredicate: TypeAlias = Callable[[TaskInfo], Status | None]
 
 ERR_NODE_AFFINITY_CONFLICT: Final = (
     "plugin NodeAffinity pre-predicates failed pod affinity terms conflict"
@@ -205,6 +206,7 @@ class PredicatesPlugin:
         self.arguments = arguments
         self.flags = PredicateFlags.from_arguments(arguments)
         self._batch_safe: Callable[[TaskInfo], bool] | None = None
+        self._batch_pre_predicate: Callable[[TaskInfo], PrePredicate | None] | None = None
         warn_unported(arguments)
 
     def on_session_open(self, ssn: Session) -> None:
@@ -223,6 +225,14 @@ class PredicatesPlugin:
         dynamic_resources = self._dynamic_resources(ssn)
 
         def pre_predicate(task: TaskInfo) -> Status | None:
+            status = pre_checks(task)
+            if status is None and simulation is not None:
+                simulation.seed(ssn, task)
+            return status
+
+        def pre_checks(task: TaskInfo) -> Status | None:
+            """PrePredicate's checks (the pod's own facts: its node affinity, inter-pod terms
+            and spread constraints, its claims), without seeding the dry-run state."""
             if not SIDECAR_CONTAINERS_ENABLED and any(
                 c.get("restartPolicy") == "Always" for c in init_containers(task.pod)
             ):
@@ -249,12 +259,23 @@ class PredicatesPlugin:
                         self.name,
                     )
             if dynamic_resources is not None:
-                status = dynamic_resources.pre_predicate(task)
-                if status is not None:
-                    return status
-            if simulation is not None:
-                simulation.seed(ssn, task)
+                return dynamic_resources.pre_predicate(task)
             return None
+
+        def batch_pre_predicate(task: TaskInfo) -> PrePredicate | None:
+            """``pre_predicate`` bound to a run of tasks like ``task`` (``batch_safe``: no
+            claims): the checks read only the pod template, so a member passes when ``task``
+            does and only its dry-run state is seeded. None (the plain function for each
+            member) when ``task`` fails them."""
+            if dynamic_resources is not None or pre_checks(task) is not None:
+                return None
+
+            def member(task: TaskInfo) -> Status | None:
+                if simulation is not None:
+                    simulation.seed(ssn, task)
+                return None
+
+            return member
 
         def dynamic_predicate(task: TaskInfo, node: NodeInfo) -> tuple[Status, ...] | None:
             # Statuses accumulate, as upstream's Predicate does (NodePorts, then
@@ -298,6 +319,7 @@ class PredicatesPlugin:
             return spread is None or spread.mask(task) is None
 
         self._batch_safe = batch_safe
+        self._batch_pre_predicate = batch_pre_predicate
         ssn.add_pre_predicate_fn(self.name, pre_predicate)
         ssn.add_predicate_mask_fn(self.name, static.mask)
         ssn.add_predicate_mask_fn(self.name, pod_count.mask)
@@ -314,6 +336,12 @@ class PredicatesPlugin:
         """May allocate keep this plugin's masks across a run of tasks like ``task``
         (``Session.batch_safe``)? Only in a session this plugin opened."""
         return self._batch_safe(task) if self._batch_safe is not None else False
+
+    def batch_pre_predicate(self, task: TaskInfo) -> PrePredicate | None:
+        """``pre_predicate`` bound to a run of tasks like ``task`` (``Session.run_pre_predicate``);
+        None: the plain function for each member."""
+        bound = self._batch_pre_predicate
+        return bound(task) if bound is not None else None
 
     def _dynamic_resources(self, ssn: Session) -> DynamicResources | None:
         """kube-scheduler's dynamicresources plugin, on with the DynamicResourceAllocation
