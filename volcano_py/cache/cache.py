@@ -281,6 +281,8 @@ class SchedulerCache:
 
     def _observe_watched(self, task: TaskInfo) -> None:
         """``task_scheduling_latency{stage="Watched"}``: a pending pod reached the cache."""
+        if not metrics.RECORDING.on:
+            return
         created = metrics.epoch_seconds(task.creation_timestamp)
         if created is not None:
             metrics.TASK_WATCHED.observe(metrics.milliseconds(max(0.0, self.clock() - created)))
