@@ -14,7 +14,13 @@ import pytest
 
 from volcano_py.api.node_matrix import FIELDS
 from volcano_py.cache.cache import SchedulerCache
-from volcano_py.testing.objects import build_node, build_pod, build_pod_group, resource_list
+from volcano_py.testing.objects import (
+    build_node,
+    build_pod,
+    build_pod_group,
+    build_queue,
+    resource_list,
+)
 
 NS = "test"
 Event = tuple[str, str, dict[str, Any]]
@@ -65,8 +71,10 @@ def _events(seed: int) -> list[Event]:
             name = rng.choice(nodes)
             events.append(("Node", "ADDED", _node(name, rng)))  # new, or its update
         elif roll < 0.97:
+            # Events away from the nodes: what waits goes on waiting across them.
             group = rng.choice(("g0", "g1", "g2"))
             events.append(("PodGroup", "ADDED", build_pod_group(group, NS, "q", 2)))
+            events.append(("Queue", "ADDED", build_queue(f"q{index}", 1)))
         else:
             pod = dict(rng.choice(pods))
             pod["status"] = {**pod.get("status", {}), "podIP": f"10.0.0.{index % 250}"}
@@ -139,6 +147,8 @@ def test_only_new_pods_on_known_nodes_wait() -> None:
         assert [t.key for t in cache._uncharged["n1"]] == [f"{NS}/a"]
         assert "n2" not in cache._uncharged  # a placeholder node charges nothing
         assert cache.nodes["n1"].used.milli_cpu == 0
+        cache.apply_event("PodGroup", "ADDED", build_pod_group("g", NS, "q", 1))
+        assert cache._uncharged  # a PodGroup does not touch the nodes
         cache.apply_event("Pod", "ADDED", first)  # not new: what waits is charged first
         assert not cache._uncharged
         assert cache.nodes["n1"].used.milli_cpu == 1000

@@ -66,6 +66,11 @@ KINDS: Final = frozenset(
         "ResourceClaimTemplate",
     }
 )
+# Kinds whose events never read or write a node's books (its tasks, its matrix row): while
+# ``charges_batched`` runs, the charges waiting stay waiting across them.
+_KINDS_AWAY_FROM_NODES: Final = frozenset(
+    {"PodGroup", "Queue", "PriorityClass", "HyperNode", "Numatopology", "PodDisruptionBudget"}
+)
 # The key of a device configuration ConfigMap (HAMi's and Volcano's device-config.yaml).
 DEVICE_CONFIG_KEY: Final = "device-config.yaml"
 # The ConfigMaps MindCluster's Ascend components publish per node (device plugin, NodeD,
@@ -205,9 +210,10 @@ class SchedulerCache:
             raise CacheEventError(f"the scheduler cache does not track kind {kind!r}")
         with self.lock:
             if self._uncharged and not (
-                kind == "Pod" and event_type == ADDED and pod_key(obj) not in self.tasks
+                kind in _KINDS_AWAY_FROM_NODES
+                or (kind == "Pod" and event_type == ADDED and pod_key(obj) not in self.tasks)
             ):
-                self._charge_held()  # only a new pod's arrival leaves its charge pending
+                self._charge_held()  # what may read or move a node's books sees them whole
             handler(self, event_type, obj)
 
     def apply_events(self, events: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
@@ -537,6 +543,7 @@ class SchedulerCache:
         added = names - self.ignored_resources
         if not added:
             return
+        self._charge_held()  # every node and task is read again below
         self.ignored_resources = self.ignored_resources | added
         log.info("device resources left out of resource counting: %s", ", ".join(sorted(added)))
         for node in list(self.nodes.values()):
