@@ -224,8 +224,9 @@ class SchedulerCache:
     def charges_batched(self) -> Iterator[None]:
         """Inside, a new pod on a known node is put there without charging its request; at
         the end each node is charged once for all of them (``NodeInfo.charge_held``: the same
-        sums, bit for bit). Any other event, and a snapshot, charges what is pending first.
-        For loading a dump: 50k pods' requests cost a numpy row update each otherwise."""
+        sums, bit for bit). An event that may read or move a node's books (a pod seen before,
+        a Node, a ConfigMap...) and a snapshot charge what waits first; PodGroups, Queues and
+        the like do not. For loading a dump: 50k pods cost a numpy row update each otherwise."""
         with self.lock:
             self._uncharged = {}
         try:
