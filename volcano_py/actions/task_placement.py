@@ -199,6 +199,8 @@ def record_job_scheduled(
     records them after every task it allocates or pipelines (dry runs included). The
     session's clock stands in for the moment of placement: a session lasts milliseconds,
     the metric counts from job creation. ``series``: the job's, kept across its tasks."""
+    if not metrics.RECORDING.on:
+        return
     created = metrics.epoch_seconds(job.creation_timestamp)
     if created is None:
         return

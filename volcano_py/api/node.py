@@ -233,6 +233,64 @@ class NodeInfo:
         copy = task.clone()
         self.tasks[key] = copy
 
+    def hold_uncharged(self, task: TaskInfo) -> TaskInfo:
+        """``add_task`` of a task that is not Binding, on a known node, without charging its
+        request: the caller hands the returned copy to ``charge_held`` later (the scheduler
+        cache loading a dump charges each node once for all its pods)."""
+        if task.status is TaskStatus.BINDING or self.node is None:
+            raise ValueError(f"task <{task.namespace}/{task.name}>: charged as it is added")
+        if task.node_name and task.node_name != self.name:
+            raise NodeFitError(
+                f"task <{task.namespace}/{task.name}> already on different node <{task.node_name}>"
+            )
+        key = task.key
+        if key in self.tasks:
+            raise NodeFitError(f"task <{task.namespace}/{task.name}> already on node <{self.name}>")
+        # The request's columns are registered now, as ``add_task`` registers them: the
+        # order of first appearance is the index's column order.
+        index = self.matrix.index
+        for name in task.resreq.scalar_resources:
+            index.column(name)
+        self.matrix.fit_width()
+        task.node_name = self.name
+        copy = task.clone()
+        self.tasks[key] = copy
+        return copy
+
+    def charge_held(self, held: list[TaskInfo]) -> None:
+        """Charge the copies ``hold_uncharged`` returned, in that order: the sums ``add_task``
+        makes one task at a time, bit for bit (the same float64 additions and subtractions
+        in the same order, every column, in Python floats), written to the row once."""
+        if not held:
+            return
+        m, row = self.matrix, self.row
+        columns = m.index.columns  # every name already registered by ``hold_uncharged``
+        width = m.index.width
+        idle, used = m.idle[row].tolist(), m.used[row].tolist()
+        releasing, pipelined = m.releasing[row].tolist(), m.pipelined[row].tolist()
+        for task in held:
+            # ``ResourceIndex.vector``: cpu, memory, then each scalar at its column, as the
+            # float64 values the vector would hold.
+            resreq, status = task.resreq, task.status
+            delta = [0.0] * width
+            delta[0] = float(resreq.milli_cpu)
+            delta[1] = float(resreq.memory)
+            for name, value in resreq.scalar_resources.items():
+                delta[columns[name]] = float(value)
+            if status is TaskStatus.PIPELINED:
+                for column in range(width):
+                    pipelined[column] += delta[column]
+                continue
+            for column in range(width):
+                idle[column] -= delta[column]
+                used[column] += delta[column]
+            if status is TaskStatus.RELEASING:
+                for column in range(width):
+                    releasing[column] += delta[column]
+        m.idle[row], m.used[row] = idle, used
+        m.releasing[row], m.pipelined[row] = releasing, pipelined
+        m.touch(row)
+
     def remove_task(self, task: TaskInfo) -> None:
         key = task.key
         held = self.tasks.pop(key, None)

@@ -12,6 +12,7 @@ from volcano_py.api.types import DEFAULT_SCHEDULER_NAME
 from volcano_py.controllers.cronjob import format_time
 from volcano_py.framework.conf import ConfError, SchedulerConf
 from volcano_py.framework.conf_check import load_conf, load_default_conf
+from volcano_py.metrics import recording_off
 from volcano_py.models.duration import DurationError, parse_duration
 from volcano_py.scheduler.cycle import gc_paused
 from volcano_py.scheduler.plugins_dir import PluginsDirError, plugins_with_dir
@@ -183,6 +184,13 @@ def _timing(args: argparse.Namespace) -> _Timing:
 
 
 def run(args: argparse.Namespace) -> int:
+    # No /metrics here and no metric in the report: the per-job series and per-task
+    # observations a live scheduler records are not (metrics/recording.py).
+    with recording_off():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     try:
         timing = _timing(args)

@@ -112,7 +112,8 @@ class PredicateHelper:
                 options=options,
             )
         finally:
-            metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
+            if metrics.RECORDING.on:
+                metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
 
     def _feasible_rows(
         self,
@@ -367,7 +368,8 @@ def select_best_row(ssn: Session, task: TaskInfo, rows: IntArray) -> int:
     started = time.perf_counter()
     scores = ssn.node_scores(task, rows)
     # ``PrioritizeNodes``' scoring time (scheduling_stage_duration{stage="Scoring"}).
-    metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
+    if metrics.RECORDING.on:
+        metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
     if ssn.has_hook("best_node"):
         by_score: dict[float, list[NodeInfo]] = {}
         for row, score in zip(rows.tolist(), scores.tolist(), strict=True):

@@ -369,10 +369,13 @@ class Session:
         return 0
 
     def job_order_fn(self, left: JobInfo, right: JobInfo) -> bool:
-        """Does ``left`` go before ``right``?"""
-        answer = self.job_compare(left, right)
-        if answer != 0:
-            return answer < 0
+        """Does ``left`` go before ``right``? ``job_compare``'s verdict, its loop written out
+        here: the job queues of a 10k-job session ask this a few hundred thousand times."""
+        for fn in self._flat("job_order"):
+            answer = fn(left, right)
+            if answer != 0:
+                verdict = int(answer)
+                return verdict < 0 if verdict != 0 else _created_first(left, right)
         return _created_first(left, right)
 
     def sub_job_order_fn(self, left: SubJobInfo, right: SubJobInfo) -> bool:

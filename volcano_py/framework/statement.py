@@ -217,6 +217,8 @@ class Statement:
     def _observe_assumed(self, task: TaskInfo) -> None:
         """``task_scheduling_latency{stage="Assumed"}``: from the pod's creation to the
         moment its bind is handed to the cache (the session's clock)."""
+        if not metrics.RECORDING.on:
+            return
         created = metrics.epoch_seconds(task.creation_timestamp)
         if created is not None:
             metrics.TASK_ASSUMED.observe(metrics.milliseconds(max(0.0, self.ssn.now - created)))

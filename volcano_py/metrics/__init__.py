@@ -7,6 +7,7 @@ The scheduler's names are re-exported here (``metrics.JOB_SHARE``), as its modul
 
 from __future__ import annotations
 
+from volcano_py.metrics.recording import RECORDING, recording_off
 from volcano_py.metrics.registry import (
     ALL_REGISTRIES,
     CONTROLLERS_REGISTRY,
@@ -52,8 +53,11 @@ from volcano_py.metrics.scheduler import (
     forget_job,
     forget_queue,
     job_pod_group_set,
+    job_retried,
     job_scheduled,
+    job_share,
     milliseconds,
+    unschedulable_tasks,
     update_queue_resource,
 )
 
@@ -79,6 +83,7 @@ __all__ = [
     "QUEUE_RESOURCE_GAUGES",
     "QUEUE_SHARE",
     "QUEUE_WEIGHT",
+    "RECORDING",
     "REGISTRY",
     "SCHEDULER_REGISTRY",
     "SCHEDULE_ATTEMPTS",
@@ -98,9 +103,13 @@ __all__ = [
     "forget_job",
     "forget_queue",
     "job_pod_group_set",
+    "job_retried",
     "job_scheduled",
+    "job_share",
     "milliseconds",
+    "recording_off",
     "register_everywhere",
     "render",
+    "unschedulable_tasks",
     "update_queue_resource",
 ]

@@ -18,6 +18,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from volcano_py.api.resource import Resource
 from volcano_py.metrics import buckets
+from volcano_py.metrics.recording import RECORDING
 from volcano_py.metrics.registry import NAMESPACE, SCHEDULER_REGISTRY, BareCounter
 
 _REG: Final = SCHEDULER_REGISTRY
@@ -295,6 +296,8 @@ def forget_queue(queue: str) -> None:
 def job_pod_group_set(job_name: str, queue: str, namespace: str, created: str) -> None:
     """``UpdateE2eSchedulingStartTimeByJob`` as the cache's ``setPodGroup`` calls it: the
     job's creation time (Unix seconds) whenever its PodGroup is added or updated."""
+    if not RECORDING.on:
+        return
     seconds = epoch_seconds(created)
     if seconds is not None:
         E2E_JOB_SCHEDULING_START_TIME.labels(job_name, queue, namespace).set(int(seconds))
@@ -321,6 +324,8 @@ class JobScheduledSeries:
         self._last: Gauge | None = None
 
     def scheduled(self, now: float, created: float) -> None:
+        if not RECORDING.on:
+            return
         elapsed = milliseconds(max(0.0, now - created))
         if self._duration is None or self._last is None:
             labels = (self.job_name, self.queue, self.namespace)
@@ -333,6 +338,24 @@ class JobScheduledSeries:
         self._duration.set(elapsed)
         E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
         self._last.set(int(now))
+
+
+def job_share(namespace: str, job_name: str, share: float) -> None:
+    """``UpdateJobShare``: drf's share of one job (set at every session open and close)."""
+    if RECORDING.on:
+        JOB_SHARE.labels(job_ns=namespace, job_id=job_name).set(share)
+
+
+def job_retried(job_name: str) -> None:
+    """``RegisterJobRetries``: gang found the job unschedulable at a session's close."""
+    if RECORDING.on:
+        JOB_RETRY_COUNTS.inc(job_name)
+
+
+def unschedulable_tasks(job_name: str, count: int) -> None:
+    """``UpdateUnscheduleTaskCount``: the job's tasks gang counts unschedulable."""
+    if RECORDING.on:
+        UNSCHEDULE_TASK_COUNT.labels(job_id=job_name).set(count)
 
 
 def forget_job(job_name: str, queue: str, namespace: str) -> None:

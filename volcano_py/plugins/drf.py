@@ -395,7 +395,7 @@ class DrfPlugin:
 
 
 def _record_share(job: JobInfo, attr: DrfAttr) -> None:
-    metrics.JOB_SHARE.labels(job_ns=job.namespace, job_id=job.name).set(attr.share)
+    metrics.job_share(job.namespace, job.name, attr.share)
 
 
 # The arguments this plugin reads: none (upstream drf.go; hierarchy is the enableHierarchy flag).

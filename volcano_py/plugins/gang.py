@@ -206,7 +206,7 @@ class GangPlugin:
             else:
                 unready = job.min_available - _schedulable_task_num(job)
                 unschedulable_jobs += 1
-                metrics.JOB_RETRY_COUNTS.inc(job.name)
+                metrics.job_retried(job.name)
                 condition = {
                     "type": UNSCHEDULABLE_CONDITION,
                     "status": "True",
@@ -217,7 +217,7 @@ class GangPlugin:
                     f" {job.fit_error()}",
                 }
             set_pod_group_condition(job, condition)
-            metrics.UNSCHEDULE_TASK_COUNT.labels(job_id=job.name).set(unready)
+            metrics.unschedulable_tasks(job.name, unready)
         metrics.UNSCHEDULE_JOB_COUNT.set(unschedulable_jobs)
 
 

@@ -35,6 +35,7 @@ _FINISHED_PHASES: Final = frozenset({"Succeeded", "Failed"})
 # What the kubelet writes anew in a status; the rest of the old one is kept.
 _REPORTED_ANEW: Final = frozenset({"containerStatuses", "initContainerStatuses", "conditions"})
 _NO_STATUSES: Final[Mapping[str, Mapping[str, Any]]] = {}
+_NOTHING_TAKEN: Final[frozenset[str]] = frozenset()
 
 
 def condition(kind: str, state: bool, when: str, reason: str = "") -> dict[str, Any]:
@@ -111,7 +112,7 @@ class PodNetwork:
                 subnet.num_addresses - 3,
             )
         first, count = span
-        taken = self._taken.get(node_name, set())
+        taken = self._taken.get(node_name, _NOTHING_TAKEN)
         position = self._next.get(node_name, 0)
         candidate = _dotted(first + position % count)
         for _ in range(count):
@@ -278,12 +279,24 @@ class SimKubelet:
     def _conditions(
         old: Mapping[str, Any], phase: str, started: str, now: str
     ) -> list[dict[str, Any]]:
-        kept = {text(mapping(c).get("type")): mapping(c) for c in items(old.get("conditions"))}
+        running = phase == "Running"
+        finished_reason = "" if running else "PodCompleted"
+        old_conditions = items(old.get("conditions"))
+        if not old_conditions:
+            # Nothing to keep (a pod given Running, reported the first time): what the
+            # general case below makes of no conditions, without its passes.
+            when = started if running else now
+            return [
+                condition("PodReadyToStartContainers", running, when),
+                condition("Initialized", True, started),
+                condition("Ready", running, when, finished_reason),
+                condition("ContainersReady", running, when, finished_reason),
+                condition("PodScheduled", True, started),
+            ]
+        kept = {text(mapping(c).get("type")): mapping(c) for c in old_conditions}
         scheduled = kept.get("PodScheduled")
         if scheduled is None or scheduled.get("status") != "True":
             scheduled = condition("PodScheduled", True, started)
-        running = phase == "Running"
-        finished_reason = "" if running else "PodCompleted"
         made = {
             "PodReadyToStartContainers": condition(
                 "PodReadyToStartContainers", running, started if running else now
