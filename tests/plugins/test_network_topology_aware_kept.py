@@ -46,7 +46,8 @@ VETOED = "veto"
 
 def _cluster() -> SchedulerCache:
     """8 nodes under 4 tier-1 HyperNodes under 2 tier-2 ones; a sub-grouped job (2 sub-jobs
-    of 3 pods, one running) and a plain gang (4 pods, one running), both hard at tier 2."""
+    of 3 pods, one running, and a pod in no sub-group) and a plain gang (4 pods, one running),
+    both hard at tier 2."""
     cache = SchedulerCache()
     cache.apply_event("Queue", "ADDED", build_queue("q1", 1, None))
     for name in NODES:
@@ -78,6 +79,8 @@ def _cluster() -> SchedulerCache:
         build_pod("ns", f"sub-{i}", "", "Pending", rl("1", "1Gi"), "sub", {"part": part})
         for i, part in zip(range(1, 6), "aabbb", strict=True)
     ]
+    # In no sub-group (no label): the job's default sub-job.
+    pods.append(build_pod("ns", "sub-free", "", "Pending", rl("1", "1Gi"), "sub"))
     pods += [build_pod("ns", f"gang-{i}", "", "Pending", rl("1", "1Gi"), "gang") for i in (1, 2)]
     pods.append(build_pod("ns", f"gang-{VETOED}", "", "Pending", rl("1", "1Gi"), "gang"))
     for pod in pods:
@@ -245,3 +248,13 @@ def test_kept_gradients_are_fresh_lists_equal_to_a_new_sessions() -> None:
             theirs = fresh.gradient_for_sub_job(fresh_sub_job, root, SearchPurpose.ALLOCATE)
             assert mine == theirs
     assert np.all(plugin.used == fresh.used)
+
+
+def test_the_cluster_has_every_kind_of_sub_job() -> None:
+    """The operations above reach a sub-group's tasks, a policy job's default sub-job and a
+    job without policies."""
+    ssn, _ = _open()
+    sizes = sorted(len(sub_job.tasks) for sub_job in _sub_jobs(ssn))
+    sub = next(job for job in ssn.jobs.values() if job.name == "sub")
+    assert sub.default_sub_job().tasks, "the pod in no sub-group is in the default sub-job"
+    assert sizes == [1, 3, 3, 4]
