@@ -1737,8 +1737,10 @@ def test_hyper_node_gradient_pre_filtering_upstream(
         plugin.future_idle[h] = index.vector(_resource(future_idle[0], future_idle[1] * GIB))[
             : plugin.future_idle.shape[1]
         ]
-        # The plugin reads a HyperNode's idle once a session; this test rewrites it.
+        # The plugin reads a HyperNode's idle once a session (and keeps the gradients made
+        # from it); this test rewrites it.
         plugin._fixed_resources.clear()
+        plugin._gradients_cache.clear()
         gradients = plugin.hyper_node_gradients(
             "hn-2-0",
             tier,

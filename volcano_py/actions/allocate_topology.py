@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -47,6 +47,7 @@ from volcano_py.actions.task_placement import allocate_tasks
 from volcano_py.actions.topology_reasons import no_hyper_node_reason
 from volcano_py.api.hypernode import CLUSTER_TOP_HYPER_NODE
 from volcano_py.api.job import JobInfo
+from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo
@@ -199,9 +200,7 @@ class TopologyAllocator:
         inner = ssn.hyper_node_gradient_for_sub_job(sub_job, first, SearchPurpose.ALLOCATE)
         if inner not in ([[first]], []):
             return None
-        predicted = ssn.hyper_node_order(
-            sub_job, {name: ssn.hyper_node_rows(name) for name in gradient}
-        )
+        predicted = ssn.hyper_node_order(sub_job, _CandidateRows(ssn, gradient))
         for candidate in self._best_first(predicted):
             statements, left, score, solved = self._trial_in(job, queue, worksheet, candidate)
             if not solved:
@@ -374,9 +373,7 @@ class TopologyAllocator:
             # before any of them (each dry run is undone): scoring first and trying the best
             # first, the first that works is that same choice, found without the other dry
             # runs; it stays applied instead of being undone and replayed.
-            scores = ssn.hyper_node_order(
-                sub_job, {name: ssn.hyper_node_rows(name) for name in gradient}
-            )
+            scores = ssn.hyper_node_order(sub_job, _CandidateRows(ssn, gradient))
             for candidate in self._best_first(scores):
                 job.reset_sub_job_fit_errors(sub_job.uid)
                 trial = deque(tasks)
@@ -406,8 +403,7 @@ class TopologyAllocator:
         decisions.setdefault(hyper_node_for_job, {})[sub_job.uid] = allocated
 
     def _best_for_sub_job(self, sub_job: SubJobInfo, candidates: list[str]) -> tuple[str, float]:
-        rows = {name: self.ssn.hyper_node_rows(name) for name in candidates}
-        scores = self.ssn.hyper_node_order(sub_job, rows)
+        scores = self.ssn.hyper_node_order(sub_job, _CandidateRows(self.ssn, candidates))
         best = self._pick(scores)
         return best, scores[best]
 
@@ -456,6 +452,32 @@ class TopologyAllocator:
         return allocate_tasks(
             self.ssn, helper, job, queue, _drain(tasks), rows, hyper_node, sub_job
         )
+
+
+class _CandidateRows(Mapping[str, IntArray]):
+    """Candidate HyperNode -> its session rows, as the HyperNode order hook takes them, each
+    looked up only when a plugin reads it (a gradient holds hundreds of candidates and the
+    network-topology-aware plugin reads none)."""
+
+    __slots__ = ("_names", "_ssn")
+
+    def __init__(self, ssn: Session, names: list[str]) -> None:
+        self._ssn = ssn
+        self._names = dict.fromkeys(names)
+
+    def __getitem__(self, name: str) -> IntArray:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._ssn.hyper_node_rows(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def _drain(tasks: deque[TaskInfo]) -> Iterator[TaskInfo]:

@@ -186,6 +186,17 @@ class NetworkTopologyAwarePlugin:
         self._fixed_resources: dict[tuple[str, int], Resource] = {}
         self._descendants_cache: dict[str, tuple[tuple[str, ...], IntArray, IntArray]] = {}
         self._lowest_of_nodes: dict[str, int] | None = None
+        # Per session row, its lowest-tier HyperNode (-1: none); the tree is fixed.
+        self._lowest_of_rows: IntArray | None = None
+        # Sub-job uid -> per lowest-tier HyperNode, how many of its placed tasks sit there:
+        # counted once on first use, then kept current by the event handlers (a gang's
+        # scoring asks it at every member).
+        self._placed_by_lowest: dict[str, Counter[int]] = {}
+        # (search root, highest tier, None or (minimum, purpose)) -> the gradients: what they
+        # read (the tree, the resources at session open) is fixed for the session.
+        self._gradients_cache: dict[tuple[object, ...], tuple[tuple[str, ...], ...]] = {}
+        # Sub-job uid -> what the HyperNode binpack weighs of it (all its tasks, fixed).
+        self._requests: dict[str, dict[str, float]] = {}
 
     # ------------------------------------------------------------------ session
 
@@ -222,6 +233,10 @@ class NetworkTopologyAwarePlugin:
         self._fixed_resources = {}
         self._descendants_cache = {}
         self._lowest_of_nodes = None
+        self._lowest_of_rows = None
+        self._placed_by_lowest = {}
+        self._gradients_cache = {}
+        self._requests = {}
 
     def _init_resources(self, ssn: Session) -> None:
         """``initHyperNodeResourceCache``: per HyperNode the sums over its nodes."""
@@ -248,18 +263,53 @@ class NetworkTopologyAwarePlugin:
         self.future_idle = pad(self.future_idle)
 
     def _charge(self, task: TaskInfo, sign: float) -> None:
-        node = self.ssn.nodes.get(task.node_name)
+        """Add (sign 1) or take away (-1) the task's request in the ``used`` of every
+        HyperNode holding its node."""
+        ssn = self.ssn
+        node = ssn.nodes.get(task.node_name)
         if node is None:
             return
-        vector, _ = self.ssn.task_vector(task.resreq)
+        vector, _ = ssn.task_vector(task.resreq)
         self._fit_width()
-        self.used[self.membership.hyper_nodes_of_row(node.row), : len(vector)] += sign * vector
+        # ufunc.at: the same cell-by-cell addition (or subtraction) as ``+= sign * vector``
+        # on the fancy-indexed rows (a HyperNode holds a row once), without the temporaries.
+        columns = self.used[:, : len(vector)]
+        holders = self.membership.hyper_nodes_of_row(node.row)
+        (np.add if sign > 0 else np.subtract).at(columns, holders, vector)
 
     def _on_allocate(self, event: Event) -> None:
-        self._charge(event.task, 1.0)
+        task = event.task
+        self._charge(task, 1.0)
+        # Pending -> Allocated or Pipelined: one more placed task (an undone eviction,
+        # Releasing -> Running, leaves it on its node: no change).
+        if self._placed_by_lowest and task.status in _NEWLY_PLACED:
+            self._count_placed(task, 1)
 
     def _on_deallocate(self, event: Event) -> None:
-        self._charge(event.task, -1.0)
+        task = event.task
+        self._charge(task, -1.0)
+        # Back to Pending (an undone placement; the node is still set): one fewer placed
+        # task (an eviction, Running -> Releasing, leaves it on its node: no change).
+        if self._placed_by_lowest and task.status is TaskStatus.PENDING:
+            self._count_placed(task, -1)
+
+    def _count_placed(self, task: TaskInfo, step: int) -> None:
+        """Follow a placement (+1) or its undoing (-1) in the counts of the task's sub-job,
+        when they were counted already."""
+        job = self.ssn.jobs.get(task.job)
+        if job is None:
+            return
+        # ``job.sub_job_of(task).uid`` without making the default sub-job as a side effect
+        # (its uid is the job's; counts exist only for sub-jobs scoring has seen).
+        uid = job.task_to_sub_job.get(task.uid) if job.sub_group_policies else None
+        if uid is None or uid not in job.sub_jobs:
+            uid = job.uid
+        counts = self._placed_by_lowest.get(uid)
+        if counts is None:
+            return
+        h = self._lowest_tier_of_nodes().get(task.node_name, -1)
+        if h >= 0:
+            counts[h] += step
 
     def _resource(self, values: FloatArray, hyper_node: int) -> Resource:
         return self.ssn.matrix.index.resource(values[hyper_node])
@@ -319,18 +369,23 @@ class NetworkTopologyAwarePlugin:
                 allocated,
             )
             return []
-        names, indices, tiers = self._descendants(root)
-        keep = tiers <= highest_tier
-        if not allocated:
-            # A partly placed job keeps its domain whatever is free in it now; otherwise the
-            # HyperNode must have room for the minimum (a name outside the membership, none
-            # in practice, is let through as before).
-            room = self._room(min_resource, purpose)
-            keep &= (indices < 0) | room[indices]
-        gradients: list[list[str]] = []
-        for tier in np.unique(tiers[keep]).tolist():
-            gradients.append([names[i] for i in np.flatnonzero(keep & (tiers == tier)).tolist()])
-        return gradients
+        # A partly placed job keeps its domain whatever is free in it now; otherwise the
+        # HyperNode must have room for the minimum, as read at session open.
+        filtered = None if allocated else (_resource_key(min_resource), purpose)
+        key = (root, highest_tier, filtered)
+        found = self._gradients_cache.get(key)
+        if found is None:
+            names, indices, tiers = self._descendants(root)
+            keep = tiers <= highest_tier
+            if filtered is not None:
+                # A name outside the membership (none in practice) is let through as before.
+                room = self._room(min_resource, purpose)
+                keep &= (indices < 0) | room[indices]
+            found = self._gradients_cache[key] = tuple(
+                tuple(names[i] for i in np.flatnonzero(keep & (tiers == tier)).tolist())
+                for tier in np.unique(tiers[keep]).tolist()
+            )
+        return [list(gradient) for gradient in found]
 
     def _descendants(self, root: str) -> tuple[tuple[str, ...], IntArray, IntArray]:
         """``root`` and the HyperNodes below it in the gradient walk's order, with their
@@ -396,39 +451,49 @@ class NetworkTopologyAwarePlugin:
     def hyper_node_order(
         self, sub_job: SubJobInfo, candidates: Mapping[str, IntArray]
     ) -> dict[str, float]:
-        """``HyperNodeOrderFn``: binpack of the whole sub-job into each candidate."""
+        """``HyperNodeOrderFn``: binpack of the whole sub-job into each candidate (a name the
+        membership does not know scores 0)."""
         self._fit_width()
         request = self._sub_job_request(sub_job)
         index = self.membership.index
-        scored = [name for name in candidates if name in index]
-        binpacks = self._sub_job_binpacks(
-            np.array([index[name] for name in scored], dtype=np.intp), request
-        ).tolist()
-        by_name = dict(zip(scored, binpacks, strict=True))
-        scores = {name: by_name.get(name, ZERO_SCORE) for name in candidates}
-        if scores:
-            top = max(scores.values())
-            tied = [name for name, score in scores.items() if score == top]
-            if len(tied) > 1 and sub_job.tasks:
+        names = list(candidates)
+        positions = np.array([index.get(name, -1) for name in names], dtype=np.intp)
+        known = positions >= 0
+        if known.all():
+            scores = self._sub_job_binpacks(positions, request)
+        else:
+            scores = np.zeros(len(names))
+            scores[known] = self._sub_job_binpacks(positions[known], request)
+        if names and sub_job.tasks:
+            # Python's max, as over the scores one by one (the same answer with a NaN).
+            top = max(scores.tolist())
+            tied = scores == top
+            if int(np.count_nonzero(tied)) > 1:
                 counts = self._task_shares(sub_job)
                 # Only HyperNodes holding some of the tasks get a share (adding 0 to the
                 # others' non-negative scores would change nothing).
-                tied_names = set(tied)
-                names = self.membership.names
-                for h, count in counts.items():
-                    if names[h] in tied_names:
-                        scores[names[h]] += count / len(sub_job.tasks)
-        scale = float(MAX_NODE_SCORE * self.weights.weight)
-        return {name: score * scale for name, score in scores.items()}
+                if counts:
+                    position_of = {name: p for p, name in enumerate(names)}
+                    hyper_node_names = self.membership.names
+                    for h, count in counts.items():
+                        p = position_of.get(hyper_node_names[h], -1)
+                        if p >= 0 and tied[p]:
+                            scores[p] += count / len(sub_job.tasks)
+        # Each score times the scale, cell by cell (as one Python float at a time).
+        scaled = scores * float(MAX_NODE_SCORE * self.weights.weight)
+        return dict(zip(names, scaled.tolist(), strict=True))
 
     def _sub_job_request(self, sub_job: SubJobInfo) -> dict[str, float]:
         """What the HyperNode binpack weighs of a sub-job: a sub-job is placed whole
-        (minAvailable == its task count), so all its tasks count."""
-        request: dict[str, float] = {}
-        for task in sub_job.tasks.values():
-            for name in task.resreq.resource_names():
-                if self.weights.binpack_weight(name) is not None:
-                    request[name] = request.get(name, 0.0) + task.resreq.get(name)
+        (minAvailable == its task count), so all its tasks count (summed once a session:
+        its tasks do not change within one)."""
+        request = self._requests.get(sub_job.uid)
+        if request is None:
+            request = self._requests[sub_job.uid] = {}
+            for task in sub_job.tasks.values():
+                for name in task.resreq.resource_names():
+                    if self.weights.binpack_weight(name) is not None:
+                        request[name] = request.get(name, 0.0) + task.resreq.get(name)
         return request
 
     def predict_hyper_node_order(
@@ -534,27 +599,25 @@ class NetworkTopologyAwarePlugin:
             # An orphaned task (its PodGroup is gone): nothing to prefer.
             return np.zeros(len(rows))
         sub_job = job.sub_job_of(task)
+        scale = float(MAX_NODE_SCORE * self.weights.weight)
         if sub_job.with_network_topology():
-            scores = self._network_aware_scores(task, sub_job, rows)
-        else:
-            scores = self._normal_pod_scores(task, rows)
-        result: FloatArray = scores * float(MAX_NODE_SCORE * self.weights.weight)
+            return self._network_aware_scores(task, sub_job, rows, scale)
+        result: FloatArray = self._normal_pod_scores(task, rows) * scale
         return result
 
     def _network_aware_scores(
-        self, task: TaskInfo, sub_job: SubJobInfo, rows: IntArray
+        self, task: TaskInfo, sub_job: SubJobInfo, rows: IntArray, scale: float
     ) -> FloatArray:
-        """``batchNodeOrderFnForNetworkAwarePods``: closeness of each node's lowest-tier
-        HyperNode to what the job spans so far (none yet: no preference)."""
+        """``batchNodeOrderFnForNetworkAwarePods``, times ``scale``: closeness of each node's
+        lowest-tier HyperNode to what the job spans so far (none yet: no preference)."""
         allocated = task.job_allocated_hyper_node
         if not allocated or len(rows) == 0:
             return np.zeros(len(rows))
-        membership = self.membership
-        lowest = membership.at_tier(self.ssn.topology.tiers[0])[rows]
+        lowest = self._lowest_tier_of_rows()[rows]
         # Candidate nodes share a few lowest-tier HyperNodes (inside a HyperNode's search,
         # usually one): score each of those once, then spread the scores over the rows.
         first = int(lowest[0])
-        if (lowest == first).all():
+        if len(lowest) == 1 or int(lowest.min()) == int(lowest.max()):
             holders: list[int] = [first]
             slot_of_row: IntArray | None = None
         else:
@@ -565,50 +628,66 @@ class NetworkTopologyAwarePlugin:
         for h in holders:
             score = closeness.get((h, allocated))
             if score is None:
-                name = membership.names[h] if h >= 0 else ""
+                name = self.membership.names[h] if h >= 0 else ""
                 score = closeness[(h, allocated)] = self._closeness(name, allocated)
             per_holder.append(score)
+        if slot_of_row is None:
+            # One holder: every row ties with the others when there are several.
+            if len(rows) > 1:
+                per_holder[0] += self._task_shares_by_lowest(sub_job, holders).get(
+                    first, ZERO_SCORE
+                )
+            # (x * scale) per row, as multiplying the filled array would give.
+            return np.full(len(rows), per_holder[0] * scale)
         top = max(per_holder)
         tied = [slot for slot, score in enumerate(per_holder) if score == top]
         # Rows tie when their holders score the top (the rows of one holder among themselves).
-        if slot_of_row is None:
-            ties = len(rows) > 1
-        else:
-            ties = len(tied) > 1 or int(np.count_nonzero(slot_of_row == tied[0])) > 1
-        if ties:
+        if len(tied) > 1 or int(np.count_nonzero(slot_of_row == tied[0])) > 1:
             shares = self._task_shares_by_lowest(sub_job, [holders[slot] for slot in tied])
             for slot in tied:
                 per_holder[slot] += shares.get(holders[slot], ZERO_SCORE)
-        if slot_of_row is None:
-            return np.full(len(rows), per_holder[0])
-        scores: FloatArray = np.array(per_holder)[slot_of_row]
+        scores: FloatArray = np.array(per_holder)[slot_of_row] * scale
         return scores
 
     def _task_shares_by_lowest(
         self, sub_job: SubJobInfo, wanted: Sequence[int] | None = None
     ) -> dict[int, float]:
         """Per lowest-tier HyperNode (of ``wanted``, or all), the fraction of the sub-job's
-        tasks on its nodes (placed ones, the session's own placements included)."""
+        tasks on its nodes (placed ones, the session's own placements included); HyperNodes
+        holding none are left out."""
         total = len(sub_job.tasks)
         if not total:
             return {}
+        counts = self._placed_by_lowest.get(sub_job.uid)
+        if counts is None:
+            counts = self._placed_by_lowest[sub_job.uid] = self._count_placed_by_lowest(sub_job)
+        if wanted is None:
+            return {h: count / total for h, count in counts.items() if count}
+        return {h: counts[h] / total for h in wanted if counts.get(h)}
+
+    def _count_placed_by_lowest(self, sub_job: SubJobInfo) -> Counter[int]:
+        """Per lowest-tier HyperNode, how many of the sub-job's placed tasks sit on its nodes,
+        counted over the tasks (what the event handlers then keep current)."""
         lowest_of = self._lowest_tier_of_nodes()
-        keep = set(wanted) if wanted is not None else None
         counts: Counter[int] = Counter()
         for task in _placed_tasks(sub_job):
             # -1: in no lowest-tier HyperNode, or not a session node (no node name).
             h = lowest_of.get(task.node_name, -1)
-            if h >= 0 and (keep is None or h in keep):
+            if h >= 0:
                 counts[h] += 1
-        return {h: count / total for h, count in counts.items()}
+        return counts
+
+    def _lowest_tier_of_rows(self) -> IntArray:
+        """Per session row, the lowest-tier HyperNode holding it (-1: none)."""
+        if self._lowest_of_rows is None:
+            self._lowest_of_rows = self.membership.at_tier(self.ssn.topology.tiers[0])
+        return self._lowest_of_rows
 
     def _lowest_tier_of_nodes(self) -> dict[str, int]:
         """Per session node name, the lowest-tier HyperNode holding it (-1: none): read once
-        per placed task at every gang member's scoring, so one lookup instead of a node, then
-        its row."""
+        per placed task, so one lookup instead of a node, then its row."""
         if self._lowest_of_nodes is None:
-            tier = self.ssn.topology.tiers[0]
-            lowest = self.membership.at_tier(tier).tolist()
+            lowest = self._lowest_tier_of_rows().tolist()
             names = [node.name for node in self.ssn.node_list]
             self._lowest_of_nodes = dict(zip(names, lowest, strict=True))
         return self._lowest_of_nodes
@@ -706,6 +785,15 @@ def _holds_rows(request: Resource, values: FloatArray, columns: Mapping[str, int
         else:
             holds &= at_most(value, np.zeros(len(values)))
     return holds
+
+
+def _resource_key(resource: Resource) -> tuple[object, ...]:
+    """What ``_holds_rows`` reads of a resource, as a dictionary key."""
+    return (resource.milli_cpu, resource.memory, *sorted(resource.scalar_resources.items()))
+
+
+# The statuses a placement (an allocate event) gives a Pending task.
+_NEWLY_PLACED: Final = frozenset({TaskStatus.ALLOCATED, TaskStatus.PIPELINED})
 
 
 def _placed_tasks(sub_job: SubJobInfo) -> Iterator[TaskInfo]:
