@@ -76,6 +76,21 @@ def elector(api: FakeLeaseApi, identity: str, clock: Clock, **config: Any) -> Le
     )
 
 
+def on_the_real_clock(
+    api: FakeLeaseApi,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+    **callbacks: Any,
+) -> LeaseElector:
+    """Candidate "a" on the real clock, for the tests that run its campaign."""
+    config = LeaseConfig(
+        namespace="ns", name="lock", identity="a", lease_duration=lease_duration,
+        renew_deadline=renew_deadline, retry_period=retry_period,
+    )  # fmt: skip
+    return LeaseElector(api, config, **callbacks)
+
+
 def run(coroutine: Any) -> Any:
     return asyncio.run(coroutine)
 
@@ -161,16 +176,11 @@ def test_release_empties_the_holder() -> None:
 def test_losing_the_lease_calls_on_stopped_leading() -> None:
     api = FakeLeaseApi()
     events: list[str] = []
-    candidate = LeaseElector(
+    candidate = on_the_real_clock(
         api,
-        LeaseConfig(
-            namespace="ns",
-            name="lock",
-            identity="a",
-            lease_duration=1.0,
-            renew_deadline=0.3,
-            retry_period=0.05,
-        ),
+        1.0,
+        0.3,
+        0.05,
         on_started_leading=lambda: events.append("started"),
         on_stopped_leading=lambda: events.append("stopped"),
     )
@@ -193,16 +203,11 @@ def test_losing_the_lease_calls_on_stopped_leading() -> None:
 def test_another_holder_taking_the_lease_ends_leadership_at_once() -> None:
     api = FakeLeaseApi()
     stopped: list[float] = []
-    candidate = LeaseElector(
+    candidate = on_the_real_clock(
         api,
-        LeaseConfig(
-            namespace="ns",
-            name="lock",
-            identity="a",
-            lease_duration=10.0,
-            renew_deadline=5.0,
-            retry_period=0.05,
-        ),
+        10.0,
+        5.0,
+        0.05,
         on_stopped_leading=lambda: stopped.append(1.0),
     )
 
@@ -235,17 +240,7 @@ def test_release_stops_the_renewals_first_and_the_lease_stays_released() -> None
     wrote the lease between the release's read and its write, which got a 409 and left the
     lease held. The campaign is stopped before the release, as client-go's ReleaseOnCancel."""
     api = FakeLeaseApi()
-    candidate = LeaseElector(
-        api,
-        LeaseConfig(
-            namespace="ns",
-            name="lock",
-            identity="a",
-            lease_duration=1.0,
-            renew_deadline=0.5,
-            retry_period=0.01,
-        ),
-    )
+    candidate = on_the_real_clock(api, 1.0, 0.5, 0.01)
 
     async def scenario() -> bool:
         campaign = candidate.start()

@@ -208,9 +208,8 @@ class NodeInfo:
 
     # ------------------------------------------------------------------ tasks
 
-    def add_task(self, task: TaskInfo) -> None:
-        """Put a task on the node, charging its request by status. The node keeps its own
-        copy, so later status changes of ``task`` do not move the node's accounting."""
+    def _placeable_key(self, task: TaskInfo) -> str:
+        """The task's key, once sure it may be put here: on no other node, not here yet."""
         if task.node_name and task.node_name != self.name:
             raise NodeFitError(
                 f"task <{task.namespace}/{task.name}> already on different node <{task.node_name}>"
@@ -218,6 +217,12 @@ class NodeInfo:
         key = task.key
         if key in self.tasks:
             raise NodeFitError(f"task <{task.namespace}/{task.name}> already on node <{self.name}>")
+        return key
+
+    def add_task(self, task: TaskInfo) -> None:
+        """Put a task on the node, charging its request by status. The node keeps its own
+        copy, so later status changes of ``task`` do not move the node's accounting."""
+        key = self._placeable_key(task)
         if self.node is not None:
             if task.status is TaskStatus.BINDING and not self.idle_holds(task.resreq):
                 ok, names = task.resreq.less_equal_with_resources_name(
@@ -239,13 +244,7 @@ class NodeInfo:
         cache loading a dump charges each node once for all its pods)."""
         if task.status is TaskStatus.BINDING or self.node is None:
             raise ValueError(f"task <{task.namespace}/{task.name}>: charged as it is added")
-        if task.node_name and task.node_name != self.name:
-            raise NodeFitError(
-                f"task <{task.namespace}/{task.name}> already on different node <{task.node_name}>"
-            )
-        key = task.key
-        if key in self.tasks:
-            raise NodeFitError(f"task <{task.namespace}/{task.name}> already on node <{self.name}>")
+        key = self._placeable_key(task)
         # The request's columns are registered now, as ``add_task`` registers them: the
         # order of first appearance is the index's column order.
         index = self.matrix.index
