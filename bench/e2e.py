@@ -139,6 +139,22 @@ async def wait_for(what: str, check: Any, timeout: float) -> None:
     raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
+async def wait_bound_running(api: KubeApi, namespace: str, timeout: float = 3600) -> None:
+    """Until kwok has started every bound pod of ``namespace``."""
+
+    async def all_running() -> bool:
+        # One page of pods kwok has not started yet: none left means all are Running.
+        page = await api.request(
+            "GET",
+            f"/api/v1/namespaces/{namespace}/pods",
+            params={"fieldSelector": "spec.nodeName!=,status.phase!=Running", "limit": "1"},
+            timeout=120,
+        )
+        return not page.get("items")
+
+    await wait_for("kwok running every bound pod", all_running, timeout)
+
+
 def logged_cycles(log_path: Path) -> list[dict[str, Any]]:
     """The scheduler's per-cycle timings, from its log: at ``-v=3`` the cycles that bound pods
     or ran long (INFO), from ``-v=4`` every cycle (DEBUG)."""

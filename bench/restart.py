@@ -18,7 +18,16 @@ import sys
 import time
 from typing import Any
 
-from bench.e2e import PG_PATH, Bench, bounded, create, logged_cycles, pod, wait_for
+from bench.e2e import (
+    PG_PATH,
+    Bench,
+    bounded,
+    create,
+    logged_cycles,
+    pod,
+    wait_bound_running,
+    wait_for,
+)
 from bench.local_plane import bins_missing, local_plane
 from bench.procstat import cpu_seconds, memory_mib
 from e2e.scheduler_process import SchedulerProcess
@@ -57,17 +66,7 @@ class Restart(Bench):
         print(f"created {self.args.running} running and {groups * self.args.gang_size} pending"
               f" pods in {time.monotonic() - started:.0f} s", flush=True)  # fmt: skip
 
-        async def all_running() -> bool:
-            # One page of pods kwok has not started yet: none left means all are Running.
-            page = await self.api.request(
-                "GET",
-                f"/api/v1/namespaces/{NAMESPACE}/pods",
-                params={"fieldSelector": "spec.nodeName!=,status.phase!=Running", "limit": "1"},
-                timeout=120,
-            )
-            return not page.get("items")
-
-        await wait_for("kwok running every bound pod", all_running, 3600)
+        await wait_bound_running(self.api, NAMESPACE)
         self.report["filled_s"] = time.monotonic() - started
         print(f"every bound pod Running after {self.report['filled_s']:.0f} s", flush=True)
 

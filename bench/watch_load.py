@@ -50,7 +50,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.e2e import PG_PATH, Bench, bounded, create, logged_cycles, pod, wait_for
+from bench.e2e import (
+    PG_PATH,
+    Bench,
+    bounded,
+    create,
+    logged_cycles,
+    pod,
+    wait_bound_running,
+    wait_for,
+)
 from bench.local_plane import bins_missing, local_plane
 from bench.procstat import cpu_seconds
 from e2e.controlplane import REPO_ROOT, ControlPlane
@@ -186,16 +195,7 @@ class WatchLoad(Bench):
         print(f"created {len(self.running)} bound and {groups * self.args.gang_size} pending"
               f" pods in {time.monotonic() - started:.0f} s", flush=True)  # fmt: skip
 
-        async def all_running() -> bool:
-            page = await self.api.request(
-                "GET",
-                f"/api/v1/namespaces/{NAMESPACE}/pods",
-                params={"fieldSelector": "spec.nodeName!=,status.phase!=Running", "limit": "1"},
-                timeout=120,
-            )
-            return not page.get("items")
-
-        await wait_for("kwok running every bound pod", all_running, 3600)
+        await wait_bound_running(self.api, NAMESPACE)
         print(f"every bound pod Running after {time.monotonic() - started:.0f} s", flush=True)
 
     # ---- the write streams
