@@ -25,6 +25,13 @@ OVERSUBSCRIPTION_NODE_LABEL = "volcano.sh/oversubscription"
 OFFLINE_JOB_EVICTING_ANNOTATION = "volcano.sh/offline-job-evicting"
 
 
+# Charge a task's request to its node's row in plain Python floats, column by column (False:
+# numpy row arithmetic, the tests' reference). A row is a handful of columns: one numpy
+# update of it cost more than the whole plain-float version (``bench session``: two charges
+# per placed task, the session's and the cache's).
+_PLAIN_FLOAT_CHARGES = True
+
+
 class NodeFitError(ValueError):
     """A task cannot be put on a node (already there, elsewhere, or no room to bind)."""
 
@@ -108,9 +115,38 @@ class NodeInfo:
         m.idle[row] = m.allocatable[row]
         m.touch(row)
         for task in self.tasks.values():
-            self._charge(task, m.vector(task.resreq), sign=1.0)
+            self._charge(task, sign=1.0)
 
-    def _charge(self, task: TaskInfo, request: FloatArray, sign: float) -> None:
+    def _charge(self, task: TaskInfo, sign: float) -> None:
+        """Charge (``sign`` 1.0) or refund (-1.0) the task's request by its status."""
+        if not _PLAIN_FLOAT_CHARGES:
+            self._charge_reference(task, self.matrix.vector(task.resreq), sign)
+            return
+        m, row = self.matrix, self.row
+        delta = m.index.delta(task.resreq, sign)
+        m.fit_width()
+        m.touch(row)
+        status = task.status
+        if status is TaskStatus.PIPELINED:
+            pipelined = m.pipelined[row].tolist()
+            for column, change in enumerate(delta):
+                pipelined[column] += change
+            m.pipelined[row] = pipelined
+            return
+        idle, used = m.idle[row].tolist(), m.used[row].tolist()
+        for column, change in enumerate(delta):
+            idle[column] -= change
+            used[column] += change
+        m.idle[row], m.used[row] = idle, used
+        if status is TaskStatus.RELEASING:
+            releasing = m.releasing[row].tolist()
+            for column, change in enumerate(delta):
+                releasing[column] += change
+            m.releasing[row] = releasing
+
+    def _charge_reference(self, task: TaskInfo, request: FloatArray, sign: float) -> None:
+        """``_charge`` as numpy row arithmetic: the reference the plain-float version is
+        tested against (the same float64 operation on every column, so the same bits)."""
         m, row = self.matrix, self.row
         m.touch(row)
         delta = sign * request  # once: the same values each line would compute
@@ -233,7 +269,7 @@ class NodeInfo:
                         f"node {self.name} resources {names} are not enough to put task"
                         f" <{task.namespace}/{task.name}>, idle: {self.idle}, req: {task.resreq}"
                     )
-            self._charge(task, self.matrix.vector(task.resreq), sign=1.0)
+            self._charge(task, sign=1.0)
         task.node_name = self.name
         copy = task.clone()
         self.tasks[key] = copy
@@ -297,7 +333,7 @@ class NodeInfo:
             log.warning("failed to find task <%s> on host <%s>", key, self.name)
             return
         if self.node is not None:
-            self._charge(held, self.matrix.vector(held.resreq), sign=-1.0)
+            self._charge(held, sign=-1.0)
 
     def swap_task(self, task: TaskInfo) -> None:
         """``remove_task`` then ``add_task`` of a task whose held copy has the same status and
@@ -319,7 +355,7 @@ class NodeInfo:
             if held is not None:
                 self.tasks[held.key] = held
                 if self.node is not None:
-                    self._charge(held, self.matrix.vector(held.resreq), sign=1.0)
+                    self._charge(held, sign=1.0)
             raise
 
     def pod_count(self) -> int:

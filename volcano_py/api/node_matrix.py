@@ -60,6 +60,27 @@ class ResourceIndex:
             vector[column] = value
         return vector
 
+    def delta(self, resource: Resource, sign: float) -> list[float]:
+        """``sign * vector(resource)`` as plain floats: the same values, the same columns
+        registered in the same order (a row update in plain floats reads and writes these)."""
+        scalars = resource.scalar_resources
+        if scalars:
+            columns = [self.column(name) for name in scalars]
+            values = [0.0] * len(self.names)
+            values[0] = float(resource.milli_cpu)
+            values[1] = float(resource.memory)
+            for column, value in zip(columns, scalars.values(), strict=True):
+                values[column] = float(value)
+            return values if sign == 1.0 else [sign * value for value in values]
+        rest = len(self.names) - 2
+        if sign == 1.0:  # 1.0 * x is x
+            return [float(resource.milli_cpu), float(resource.memory), *([0.0] * rest)]
+        return [
+            sign * float(resource.milli_cpu),
+            sign * float(resource.memory),
+            *([sign * 0.0] * rest),
+        ]
+
     def defined_columns(self, resource: Resource) -> IntArray:
         """The columns a fit check looks at for ``resource``: cpu, memory and its scalars."""
         scalars = [self.column(name) for name in resource.scalar_resources]

@@ -104,6 +104,11 @@ def _is_mindcluster_config_map(meta: Mapping[str, Any]) -> bool:
     )
 
 
+# A bind of a task on no node yet takes ``_bind_pending``'s short path (False: the general
+# remove-then-add, the tests' reference).
+_BIND_PENDING_IN_PLACE = True
+
+
 class CacheBindError(RuntimeError):
     """A bind the cache refuses (the pod is gone, or its node has no room left)."""
 
@@ -718,25 +723,54 @@ class SchedulerCache:
         """A session committed ``task`` to ``task.node_name``: account it as Binding here
         (so the next snapshot sees it placed) and hand it to the binder. Refused, with the
         cache unchanged, when the pod is gone or the node has no room left for it."""
+        key = task.key
         with self.lock:
-            cached = self.tasks.get(task.key)
+            cached = self.tasks.get(key)
             if cached is None or cached.uid != task.uid:
-                raise CacheBindError(f"pod {task.key} no longer exists; not bound")
-            self._remove_task(cached)
+                raise CacheBindError(f"pod {key} no longer exists; not bound")
             bound = cached.clone()
             bound.node_name = task.node_name
             bound.status = TaskStatus.BINDING
             bound.pod_annotations = dict(task.pod_annotations)
-            try:
-                self._add_task(bound)
-            except NodeFitError as error:
-                self._remove_task(bound)
-                self._add_task(cached)
-                raise CacheBindError(f"pod {task.key}: {error}") from error
-            consumer = {"resource": "pods", "name": task.name, "uid": task.uid}
-            for claim_key, allocation in task.claim_allocations.items():
-                self.dra.assume(claim_key, allocation or {}, consumer)
+            if not (_BIND_PENDING_IN_PLACE and self._bind_pending(key, cached, bound)):
+                self._remove_task(cached)
+                try:
+                    self._add_task(bound)
+                except NodeFitError as error:
+                    self._remove_task(bound)
+                    self._add_task(cached)
+                    raise CacheBindError(f"pod {key}: {error}") from error
+            if task.claim_allocations:
+                consumer = {"resource": "pods", "name": task.name, "uid": task.uid}
+                for claim_key, allocation in task.claim_allocations.items():
+                    self.dra.assume(claim_key, allocation or {}, consumer)
         self.binder.bind(task, task.node_name)
+
+    def _bind_pending(self, key: str, cached: TaskInfo, bound: TaskInfo) -> bool:
+        """``_remove_task(cached)`` then ``_add_task(bound)`` for the common bind: a task on
+        no node yet, of a job that stays known, going to a known node that has the room
+        (the same dicts in the same orders, the same sums), without the general path's
+        checks for what does not apply. False, with nothing changed, when it does not apply
+        (the general path then binds or refuses)."""
+        if cached.node_name or self._uncharged:
+            return False
+        node = self.nodes.get(bound.node_name)
+        if node is None or node.node is None or not node.idle_holds(bound.resreq):
+            return False
+        job = None
+        if cached.job:
+            job = self.jobs.get(cached.job)
+            # Without its PodGroup, a job losing its last task is forgotten.
+            if job is None or (job.pod_group is None and len(job.tasks) == 1):
+                return False
+        del self.tasks[key]
+        if job is not None:
+            job.delete_task(cached)
+        self.tasks[key] = bound
+        if job is not None:
+            job.add_task(bound)
+        node.add_task(bound)
+        return True
 
     def evict(self, task: TaskInfo, reason: str) -> None:
         with self.lock:
