@@ -31,9 +31,13 @@ from volcano_py.api.queue import QueueInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
 from volcano_py.framework.node_selection import PredicateHelper
-from volcano_py.framework.priority_queue import PriorityQueue
+from volcano_py.framework.priority_queue import OrderedQueue, PriorityQueue, SortedQueue
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Statement
+
+# A job's pending tasks sorted once by the task order's key, when it has one (False: always
+# the heap over ``task_order_fn``, the tests' reference).
+_SORTED_TASKS = True
 
 
 class Allocate:
@@ -48,7 +52,7 @@ class Allocate:
 
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
-        tasks_by_job: dict[str, PriorityQueue[TaskInfo]] = {}
+        tasks_by_job: dict[str, OrderedQueue[TaskInfo]] = {}
         worksheets: dict[str, Worksheet] = {}
         for job in ssn.jobs.values():
             if job.is_pending():
@@ -120,16 +124,20 @@ class Allocate:
             return False
         return not task.resreq.is_empty()
 
-    def _pending_tasks(self, job: JobInfo) -> PriorityQueue[TaskInfo]:
-        """The job's Pending tasks allocate places, in task order."""
+    def _pending_tasks(self, job: JobInfo) -> OrderedQueue[TaskInfo]:
+        """The job's Pending tasks allocate places, in task order: sorted once by the task
+        order's key when it has one (nothing a placement does changes that order), else in
+        a heap asking ``task_order_fn``."""
         schedulable = self._schedulable
-        return PriorityQueue(
-            self.ssn.task_order_fn,
-            [task for task in job.tasks_in(TaskStatus.PENDING).values() if schedulable(task)],
-        )
+        tasks = [task for task in job.tasks_in(TaskStatus.PENDING).values() if schedulable(task)]
+        if _SORTED_TASKS:
+            key = self.ssn.task_order_key(tasks)
+            if key is not None:
+                return SortedQueue(key, tasks)
+        return PriorityQueue(self.ssn.task_order_fn, tasks)
 
     def _allocate_nominated(
-        self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]
+        self, job: JobInfo, queue: QueueInfo, tasks: OrderedQueue[TaskInfo]
     ) -> Statement | None:
         """The flat path's nomination fast path: all of the job's tasks onto their nominated
         nodes, or nothing (``tasks`` left as they were)."""
@@ -142,13 +150,13 @@ class Allocate:
         return statement
 
     def _allocate_tasks(
-        self, job: JobInfo, queue: QueueInfo, tasks: PriorityQueue[TaskInfo]
+        self, job: JobInfo, queue: QueueInfo, tasks: OrderedQueue[TaskInfo]
     ) -> Statement | None:
         helper = PredicateHelper(self.ssn, self.error_cache)
         return allocate_tasks(self.ssn, helper, job, queue, _drain(tasks), self.all_rows)
 
 
-def _drain(tasks: PriorityQueue[TaskInfo]) -> Iterator[TaskInfo]:
+def _drain(tasks: OrderedQueue[TaskInfo]) -> Iterator[TaskInfo]:
     """Pop lazily: the tasks a gang did not need stay queued for the job's next turn."""
     while not tasks.empty():
         yield tasks.pop()

@@ -12,7 +12,7 @@ import hashlib
 import logging
 import random
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -25,7 +25,7 @@ from volcano_py.api.node_matrix import FitCache, FloatArray, IntArray, NodeMatri
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.sub_job import SubJobInfo
-from volcano_py.api.task import TaskInfo, compare_tasks
+from volcano_py.api.task import TaskInfo, compare_tasks, compare_tasks_key
 from volcano_py.api.types import (
     ALL_NODES_UNAVAILABLE,
     ALLOCATED_STATUSES,
@@ -410,6 +410,34 @@ class Session:
         if answer != 0:
             return answer < 0
         return compare_tasks(left, right) < 0
+
+    def task_order_key(
+        self, tasks: Collection[TaskInfo]
+    ) -> Callable[[TaskInfo], tuple[Any, ...]] | None:
+        """A sort key that orders ``tasks`` (of one job) strictly as ``task_order_fn`` does,
+        or None when there is none: every plugin that registered ``task_order`` must offer
+        its function as a key (a method ``task_order_key(task)``: the function answers 0, <0
+        or >0 as the two tasks' keys are equal, smaller or larger), and the fallback must
+        have one over these tasks (``compare_tasks_key``)."""
+        registered: dict[str, int] = {}
+        entries = self._tier_entries("task_order")
+        for name, _fn in entries:
+            registered[name] = registered.get(name, 0) + 1
+        parts: list[Callable[[TaskInfo], Any]] = []
+        for name, _fn in entries:
+            part = getattr(self.plugins.get(name), "task_order_key", None)
+            if part is None or registered[name] != 1:
+                return None
+            parts.append(part)
+        fallback = compare_tasks_key(tasks)
+        if fallback is None:
+            return None
+        if not parts:
+            return fallback
+        if len(parts) == 1:
+            (only,) = parts
+            return lambda task: (only(task), *fallback(task))
+        return lambda task: (*(part(task) for part in parts), *fallback(task))
 
     def job_compare(self, left: JobInfo, right: JobInfo) -> int:
         return self._compare("job_order", left, right)

@@ -54,6 +54,11 @@ class PriorityPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
 
+    @staticmethod
+    def task_order_key(task: TaskInfo) -> int:
+        """``task_order`` as a sort key: the higher priority first, equal ones tie."""
+        return -task.priority
+
     def on_session_open(self, ssn: Session) -> None:
         def preemptable(
             preemptor: TaskInfo, candidates: list[TaskInfo]
