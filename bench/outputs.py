@@ -55,6 +55,8 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.actions.allocate", "_SORTED_TASKS", False),
     ("volcano_py.api.node", "_PLAIN_FLOAT_CHARGES", False),
     ("volcano_py.cache.cache", "_BIND_PENDING_IN_PLACE", False),
+    ("volcano_py.api.job", "_KEEP_TASK_SUMS", False),
+    ("volcano_py.framework.session", "_SUM_BY_JOB", False),
 )
 
 

@@ -5,6 +5,7 @@ A job's ID is ``<namespace>/<podgroup name>``; its tasks are the pods annotated 
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -67,6 +68,55 @@ def parse_go_duration(text: str) -> float | None:
         return parse_go_duration_seconds(text)
     except DurationError:
         return None
+
+
+# ``task_sums`` kept per tasks version (False: summed at every call, the tests' reference).
+_KEEP_TASK_SUMS = True
+
+# Every change to a job's tasks takes a number never used before (``JobInfo.tasks_version``).
+_TASK_VERSIONS: Final = itertools.count(1)
+# Integers up to 2**53 are exact in a float64, and so is any sum of them that stays there.
+EXACT_INTEGERS: Final = 2.0**53
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSums:
+    """Sums over a job's tasks at one tasks version (``JobInfo.task_sums``). Never changed:
+    readers that want to add to them clone them.
+
+    ``allocated``: the requests of the tasks in an allocated status; ``requested``: those and
+    the Pending tasks' (what proportion and capacity count a job as holding and asking for),
+    each added in the job's status-index order from zero. ``exact``: every request value
+    summed into ``allocated`` is a non-negative integer, so any sum of such values (a queue's
+    over all its jobs' tasks), in any order, is the same float as long as it stays within
+    ``EXACT_INTEGERS``."""
+
+    version: int
+    allocated: Resource
+    requested: Resource
+    exact: bool
+
+
+def _whole(resource: Resource) -> bool:
+    """Every value of ``resource`` a non-negative integer (``x % 1.0`` is nan for nan and
+    infinities, so those are not)."""
+    if not (
+        resource.milli_cpu >= 0.0
+        and resource.milli_cpu % 1.0 == 0.0
+        and resource.memory >= 0.0
+        and resource.memory % 1.0 == 0.0
+    ):
+        return False
+    return all(value >= 0.0 and value % 1.0 == 0.0 for value in resource.scalar_resources.values())
+
+
+@dataclass(slots=True)
+class TaskSumsMemo:
+    """The last ``TaskSums`` computed for a job, shared by the cache's job and the copies
+    sessions take of it: a job whose tasks did not change since is not summed again. The
+    sums are replaced in one assignment, so a reader on another thread sees old or new."""
+
+    sums: TaskSums | None = None
 
 
 @dataclass(slots=True)
@@ -193,6 +243,13 @@ class JobInfo:
     task_to_sub_job: dict[TaskID, str] = field(default_factory=dict)
     # policy group id -> minSubGroups
     min_sub_jobs: dict[str, int] = field(default_factory=dict)
+    # Changes with every task added, removed or moved to another status (a number never
+    # used before): equal versions mean the same tasks with the same statuses and requests.
+    # Copies start with their original's; ``task_sums`` is kept per version.
+    tasks_version: int = field(
+        default_factory=lambda: next(_TASK_VERSIONS), compare=False, repr=False
+    )
+    sums_memo: TaskSumsMemo = field(default_factory=TaskSumsMemo, compare=False, repr=False)
 
     # ------------------------------------------------------------------ building
 
@@ -390,6 +447,7 @@ class JobInfo:
             copy._file_task(task)
 
     def add_task(self, task: TaskInfo) -> None:
+        self.tasks_version = next(_TASK_VERSIONS)
         self.tasks[task.uid] = task
         self.task_status_index.setdefault(task.status, {})[task.uid] = task
         self.total_request.add(task.resreq)
@@ -411,6 +469,7 @@ class JobInfo:
         existing = self.tasks.pop(task.uid, None)
         if existing is None:
             return None
+        self.tasks_version = next(_TASK_VERSIONS)
         if self.sub_group_policies:
             sub_job = self.sub_jobs.get(self.task_to_sub_job.get(existing.uid, ""))
             if sub_job is not None:
@@ -435,6 +494,7 @@ class JobInfo:
         same orders, the sums left as they are rather than taken off and put back. Not for a
         job with sub-group policies."""
         uid = task.uid
+        self.tasks_version = next(_TASK_VERSIONS)
         del self.tasks[uid]
         self.tasks[uid] = task
         index = self.task_status_index
@@ -482,11 +542,16 @@ class JobInfo:
             best_effort_pending=Counter(self.best_effort_pending),
             sub_group_policies=self.sub_group_policies,
             min_sub_jobs=dict(self.min_sub_jobs),
+            tasks_version=self.tasks_version,
+            sums_memo=self.sums_memo,
         )
 
     def clone(self) -> JobInfo:
         """A fully independent copy: every task cloned."""
         copy = self._shell()
+        # Filed anew by status, so possibly in another index order: summed on its own.
+        copy.tasks_version = next(_TASK_VERSIONS)
+        copy.sums_memo = TaskSumsMemo()
         tasks = copy.tasks
         index = copy.task_status_index
         for uid, task in self.tasks.items():
@@ -516,6 +581,26 @@ class JobInfo:
                 pending[uid] = tasks[uid] = task.clone()
         self._copy_sub_jobs_to(copy)
         return copy
+
+    def task_sums(self) -> TaskSums:
+        """``TaskSums`` of the job's tasks as they are now, summed again only when they
+        changed since the last time this job or a copy of it was summed."""
+        kept = self.sums_memo.sums
+        if _KEEP_TASK_SUMS and kept is not None and kept.version == self.tasks_version:
+            return kept
+        allocated, requested = Resource(), Resource()
+        exact = True
+        for status, tasks in self.task_status_index.items():
+            if status in ALLOCATED_STATUSES:
+                allocated.add_all(task.resreq for task in tasks.values())
+                requested.add_all(task.resreq for task in tasks.values())
+                if exact:
+                    exact = all(_whole(task.resreq) for task in tasks.values())
+            elif status is TaskStatus.PENDING:
+                requested.add_all(task.resreq for task in tasks.values())
+        sums = TaskSums(self.tasks_version, allocated, requested, exact)
+        self.sums_memo.sums = sums
+        return sums
 
     # ------------------------------------------------------------------ counts
 

@@ -19,7 +19,15 @@ from typing import Any, Protocol
 
 from volcano_py.api.dra import KUBE_GATE_DEFAULTS, QueueDraUsage
 from volcano_py.api.hypernode import HyperNodeTree
-from volcano_py.api.job import PG_COMPLETED, PG_INQUEUE, PG_PENDING, PG_RUNNING, PG_UNKNOWN, JobInfo
+from volcano_py.api.job import (
+    EXACT_INTEGERS,
+    PG_COMPLETED,
+    PG_INQUEUE,
+    PG_PENDING,
+    PG_RUNNING,
+    PG_UNKNOWN,
+    JobInfo,
+)
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FitCache, FloatArray, IntArray, NodeMatrix
 from volcano_py.api.queue import QueueInfo
@@ -63,6 +71,10 @@ _PREEMPT_REJECT = frozenset(
     {StatusCode.UNSCHEDULABLE_AND_UNRESOLVABLE, StatusCode.ERROR, StatusCode.SKIP, StatusCode.WAIT}
 )
 
+
+# A queue's allocated total at close from its jobs' kept sums when that is exact (False: task
+# by task, the tests' reference).
+_SUM_BY_JOB = True
 
 # The hooks whose answers a batched run of like tasks reuses (``Session.batch_safe``).
 _BATCH_GUARDED_HOOKS = (
@@ -1066,6 +1078,61 @@ def _update_queue_status(ssn: Session) -> None:
         else None
     )
     has_root = ROOT_QUEUE in ssn.queues
+    if dra_usage is not None or not (_SUM_BY_JOB and _sum_by_job(ssn, allocated, has_root)):
+        _sum_by_task(ssn, allocated, has_root, dra_usage)
+    if dra_usage is not None:
+        dra_usage.write_into(allocated)
+    for name, total in allocated.items():
+        listed = total.to_list()
+        previous = ssn.queues[name].allocated_status
+        # Compared as quantities: "1000m" written by someone else is the same as "1".
+        if previous is not None and Resource.from_list(previous).to_list() == listed:
+            continue
+        ssn.queues[name].allocated_status = listed
+        ssn.sink.update_queue_status(name, total)
+
+
+def _sum_by_job(ssn: Session, allocated: dict[str, Resource], has_root: bool) -> bool:
+    """``_sum_by_task``'s totals from each job's kept sum (``JobInfo.task_sums``), when that
+    gives the same floats: every request summed is a non-negative integer and every total
+    stays within ``EXACT_INTEGERS``, so each addition either way is exact. False, with the
+    totals left at zero, otherwise."""
+    chains: dict[str, list[Resource]] = {}
+    for job in ssn.jobs.values():
+        if job.queue not in allocated:
+            continue
+        sums = job.task_sums()
+        if not sums.exact:
+            break
+        chain = chains.get(job.queue)
+        if chain is None:
+            chain = chains[job.queue] = _usage_chain(ssn, job.queue, allocated, has_root)
+        for total in chain:
+            total.add(sums.allocated)
+    else:
+        if all(_within_exact_integers(total) for total in allocated.values()):
+            return True
+    for name in allocated:
+        allocated[name] = Resource()
+    return False
+
+
+def _within_exact_integers(total: Resource) -> bool:
+    return (
+        total.milli_cpu <= EXACT_INTEGERS
+        and total.memory <= EXACT_INTEGERS
+        and all(value <= EXACT_INTEGERS for value in total.scalar_resources.values())
+    )
+
+
+def _sum_by_task(
+    ssn: Session,
+    allocated: dict[str, Resource],
+    has_root: bool,
+    dra_usage: QueueDraUsage | None,
+) -> None:
+    """Each queue's (and with a root queue each ancestor's) total of its jobs' allocated
+    tasks' requests, task by task."""
     chains: dict[str, list[Resource]] = {}
     for job in ssn.jobs.values():
         if job.queue not in allocated:
@@ -1083,16 +1150,6 @@ def _update_queue_status(ssn: Session) -> None:
             for task in tasks.values():
                 if task.pod.get("spec", {}).get("resourceClaims"):
                     dra_usage.add(task, _queue_chain_names(ssn, job.queue, has_root))
-    if dra_usage is not None:
-        dra_usage.write_into(allocated)
-    for name, total in allocated.items():
-        listed = total.to_list()
-        previous = ssn.queues[name].allocated_status
-        # Compared as quantities: "1000m" written by someone else is the same as "1".
-        if previous is not None and Resource.from_list(previous).to_list() == listed:
-            continue
-        ssn.queues[name].allocated_status = listed
-        ssn.sink.update_queue_status(name, total)
 
 
 def _queue_chain_names(ssn: Session, queue: str, has_root: bool) -> list[str]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import CPU, MEMORY, PODS, Resource, is_scalar_resource_name
-from volcano_py.api.types import ALLOCATED_STATUSES, TaskStatus
+from volcano_py.api.types import ALLOCATED_STATUSES
 from volcano_py.framework.conf import PluginOption
 
 if TYPE_CHECKING:
@@ -153,13 +153,8 @@ def reserves_quota(job: JobInfo) -> bool:
 def job_usage(job: JobInfo) -> JobUsage:
     """What the job holds (allocated), holds plus asks for (request), still reserves of its
     minResources (inqueue, less what gated tasks would take) and holds beyond them (elastic)."""
-    allocated, request = Resource(), Resource()
-    for status, tasks in job.task_status_index.items():
-        if status in ALLOCATED_STATUSES:
-            allocated.add_all(task.resreq for task in tasks.values())
-            request.add_all(task.resreq for task in tasks.values())
-        elif status is TaskStatus.PENDING:
-            request.add_all(task.resreq for task in tasks.values())
+    sums = job.task_sums()  # kept from an earlier session when the tasks did not change
+    allocated, request = sums.allocated.clone(), sums.requested.clone()
     inqueue = Resource()
     if reserves_quota(job):
         inqueue.add(job.deduct_sch_gated_resources(inqueue_resource(job, job.allocated)))
