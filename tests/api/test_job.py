@@ -1038,3 +1038,52 @@ def test_job_sort_key_is_creation_then_uid():
     newer = JobInfo("a", creation_timestamp="2024-01-02T00:00:00Z")
     same_time = JobInfo("b", creation_timestamp="2024-01-01T00:00:00Z")
     assert [j.uid for j in sorted([newer, older, same_time], key=job_sort_key)] == ["b", "z", "a"]
+
+
+EMPTY_IN_A_SHELL = ("tasks", "task_status_index", "nodes_fit_errors", "sub_jobs", "task_to_sub_job")
+
+
+def test_shell_copies_every_field_but_the_tasks():
+    """``_shell`` builds its copy by position (a snapshot takes one per job): every field must
+    land in its own place, with its own containers and sums."""
+    import dataclasses
+    from collections import Counter
+
+    from volcano_py.api.job import PodGroupInfo
+
+    job = JobInfo(uid="ns/j")
+    values: dict[str, Any] = {}
+    for number, spec in enumerate(dataclasses.fields(JobInfo)):
+        if spec.name in EMPTY_IN_A_SHELL:
+            continue
+        current = getattr(job, spec.name)
+        if isinstance(current, str) or (current is None and spec.name != "pod_group"):
+            values[spec.name] = f"value-{number}"
+        elif isinstance(current, bool):
+            values[spec.name] = not current
+        elif isinstance(current, int | float):
+            values[spec.name] = number + 1
+        elif isinstance(current, Resource):
+            values[spec.name] = Resource(milli_cpu=float(number), memory=2.0 * number)
+        elif isinstance(current, Counter):
+            values[spec.name] = Counter({f"key-{number}": number})
+        elif isinstance(current, dict):
+            values[spec.name] = {f"key-{number}": number}
+        elif spec.name == "pod_group":
+            values[spec.name] = PodGroupInfo(name="j", namespace="ns", phase="Running")
+        elif isinstance(current, tuple):
+            values[spec.name] = ()
+        else:
+            values[spec.name] = current
+    job = dataclasses.replace(job, **values)
+    shell = job._shell()
+    for spec in dataclasses.fields(JobInfo):
+        mine, theirs = getattr(shell, spec.name), getattr(job, spec.name)
+        if spec.name in EMPTY_IN_A_SHELL:
+            assert mine == {}
+        else:
+            assert mine == theirs, spec.name
+            if isinstance(theirs, dict | Resource | PodGroupInfo) and spec.name != "sums_memo":
+                assert mine is not theirs, spec.name
+    assert type(shell.role_counts) is Counter
+    assert shell.sums_memo is job.sums_memo

@@ -9,7 +9,7 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from volcano_py.api.go_duration import DurationError, parse_go_duration_seconds
 from volcano_py.api.resource import Resource, exceeded_part
@@ -70,6 +70,8 @@ def parse_go_duration(text: str) -> float | None:
         return None
 
 
+_Key = TypeVar("_Key")
+
 # ``task_sums`` kept per tasks version (False: summed at every call, the tests' reference).
 _KEEP_TASK_SUMS = True
 
@@ -108,6 +110,14 @@ def _whole(resource: Resource) -> bool:
     ):
         return False
     return all(value >= 0.0 and value % 1.0 == 0.0 for value in resource.scalar_resources.values())
+
+
+def _counter_copy(counter: Counter[_Key]) -> Counter[_Key]:
+    """``Counter(counter)`` without ``Counter.update``'s generic path: a Counter holds no
+    state beyond its dict."""
+    copy: Counter[_Key] = Counter.__new__(Counter)
+    dict.update(copy, counter)
+    return copy
 
 
 @dataclass(slots=True)
@@ -517,33 +527,40 @@ class JobInfo:
         self.add_task(task)
 
     def _shell(self) -> JobInfo:
-        """A copy of everything but the tasks: own sums, counters and PodGroup status."""
+        """A copy of everything but the tasks: own sums, counters and PodGroup status. (A
+        snapshot takes one per job: arguments by position and counters copied as plain dicts
+        cost half of what keywords and ``Counter(counter)`` did.)"""
         return JobInfo(
-            uid=self.uid,
-            name=self.name,
-            namespace=self.namespace,
-            queue=self.queue,
-            priority=self.priority,
-            min_available=self.min_available,
-            pod_group=self.pod_group.clone() if self.pod_group is not None else None,
-            task_min_available=dict(self.task_min_available),
-            task_min_available_total=self.task_min_available_total,
-            allocated=self.allocated.clone(),
-            total_request=self.total_request.clone(),
-            creation_timestamp=self.creation_timestamp,
-            schedule_start_timestamp=self.schedule_start_timestamp,
-            preemptable=self.preemptable,
-            revocable_zone=self.revocable_zone,
-            waiting_time=self.waiting_time,
-            job_fit_errors=self.job_fit_errors,
-            allocated_hyper_node=self.allocated_hyper_node,
-            network_topology=self.network_topology,
-            role_counts=Counter(self.role_counts),
-            best_effort_pending=Counter(self.best_effort_pending),
-            sub_group_policies=self.sub_group_policies,
-            min_sub_jobs=dict(self.min_sub_jobs),
-            tasks_version=self.tasks_version,
-            sums_memo=self.sums_memo,
+            self.uid,
+            self.name,
+            self.namespace,
+            self.queue,
+            self.priority,
+            self.min_available,
+            self.pod_group.clone() if self.pod_group is not None else None,
+            {},
+            {},
+            dict(self.task_min_available),
+            self.task_min_available_total,
+            self.allocated.clone(),
+            self.total_request.clone(),
+            self.creation_timestamp,
+            self.schedule_start_timestamp,
+            self.preemptable,
+            self.revocable_zone,
+            self.waiting_time,
+            self.job_fit_errors,
+            {},
+            self.allocated_hyper_node,
+            self.network_topology,
+            _counter_copy(self.role_counts),
+            _counter_copy(self.best_effort_pending),
+            self.sub_group_policies,
+            {},
+            {},
+            dict(self.min_sub_jobs),
+            self.tasks_version,
+            self.sums_memo,
         )
 
     def clone(self) -> JobInfo:

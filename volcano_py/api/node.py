@@ -124,7 +124,8 @@ class NodeInfo:
             return
         m, row = self.matrix, self.row
         delta = m.index.delta(task.resreq, sign)
-        m.fit_width()
+        if len(delta) > m.allocatable.shape[1]:
+            m.fit_width()  # a resource name seen for the first time
         m.touch(row)
         status = task.status
         if status is TaskStatus.PIPELINED:

@@ -755,7 +755,7 @@ class SchedulerCache:
         if cached.node_name or self._uncharged:
             return False
         node = self.nodes.get(bound.node_name)
-        if node is None or node.node is None or not node.idle_holds(bound.resreq):
+        if node is None or node.node is None:
             return False
         job = None
         if cached.job:
@@ -763,13 +763,18 @@ class SchedulerCache:
             # Without its PodGroup, a job losing its last task is forgotten.
             if job is None or (job.pod_group is None and len(job.tasks) == 1):
                 return False
+        # The node first: it refuses (no room, already there) before changing anything, and
+        # it reads nothing of the job or the task index the lines below change.
+        try:
+            node.add_task(bound)
+        except NodeFitError:
+            return False
         del self.tasks[key]
         if job is not None:
             job.delete_task(cached)
         self.tasks[key] = bound
         if job is not None:
             job.add_task(bound)
-        node.add_task(bound)
         return True
 
     def evict(self, task: TaskInfo, reason: str) -> None:
