@@ -58,6 +58,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.api.job", "_KEEP_TASK_SUMS", False),
     ("volcano_py.framework.session", "_SUM_BY_JOB", False),
     ("volcano_py.metrics.scheduler", "_SKIP_UNCHANGED_GAUGES", False),
+    ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),
 )
 
 

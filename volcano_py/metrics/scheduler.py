@@ -357,7 +357,9 @@ class JobScheduledSeries:
 def job_share(namespace: str, job_name: str, share: float) -> None:
     """``UpdateJobShare``: drf's share of one job (set at every session open and close)."""
     if RECORDING.on:
-        JOB_SHARE.labels(job_ns=namespace, job_id=job_name).set(share)
+        # By position (job_ns, job_id): a third cheaper than by name, asked twice a session
+        # for every job.
+        JOB_SHARE.labels(namespace, job_name).set(share)
 
 
 def job_retried(job_name: str) -> None:
@@ -369,7 +371,7 @@ def job_retried(job_name: str) -> None:
 def unschedulable_tasks(job_name: str, count: int) -> None:
     """``UpdateUnscheduleTaskCount``: the job's tasks gang counts unschedulable."""
     if RECORDING.on:
-        UNSCHEDULE_TASK_COUNT.labels(job_id=job_name).set(count)
+        UNSCHEDULE_TASK_COUNT.labels(job_name).set(count)  # job_id, by position
 
 
 def forget_job(job_name: str, queue: str, namespace: str) -> None:
