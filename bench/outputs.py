@@ -59,6 +59,8 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.framework.session", "_SUM_BY_JOB", False),
     ("volcano_py.metrics.scheduler", "_SKIP_UNCHANGED_GAUGES", False),
     ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),
+    ("volcano_py.plugins.proportion", "_LAZY_SHARE", False),
+    ("volcano_py.plugins.drf", "_LAZY_SHARE", False),
 )
 
 
@@ -96,8 +98,9 @@ def _created(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def outputs(seed: int) -> tuple[str, int]:
-    """(md5 of every call two sessions made, how many) for the cluster of ``seed``."""
+def outputs(seed: int, drf_hierarchy: bool = False) -> tuple[str, int]:
+    """(md5 of every call two sessions made, how many) for the cluster of ``seed``;
+    ``drf_hierarchy``: with drf's ``enableHierarchy`` on (and without proportion)."""
     draw, objects = cluster(seed)
     actions = draw.choice(
         [
@@ -109,7 +112,12 @@ def outputs(seed: int) -> tuple[str, int]:
     extra = draw.choice(
         ["", "\n    arguments:\n      mostrequested.weight: 2", "\n  - name: binpack"]
     )
-    conf = parse_conf(CONF.format(actions=actions, extra=extra), BUILTIN_ACTIONS)
+    text = CONF.format(actions=actions, extra=extra)
+    if drf_hierarchy:
+        # (Volcano refuses proportion beside drf's hierarchy.)
+        text = text.replace("  - name: drf\n", "  - name: drf\n    enableHierarchy: true\n")
+        text = text.replace("  - name: proportion\n", "")
+    conf = parse_conf(text, BUILTIN_ACTIONS)
     log = CallLog()
     cache = SchedulerCache(
         binder=log, evictor=log, status_updater=log, recorder=log, clock=lambda: NOW

@@ -37,11 +37,47 @@ SHARE_DELTA: Final = 1e-6
 ROOT: Final = "root"
 
 
+# A job's share computed when read after placements moved it (False: after every placement,
+# the tests' reference).
+_LAZY_SHARE = True
+
+
 @dataclass(slots=True)
 class DrfAttr:
     allocated: Resource = field(default_factory=Resource)
-    share: float = 0.0
-    dominant_resource: str = ""
+    computed_share: float = 0.0
+    computed_dominant_resource: str = ""
+    # Set when ``allocated`` moved: the cluster total to compute the share against when it
+    # is next read (a gang of 100 moved it 100 times for the few reads of the job order).
+    outdated_against: Resource | None = None
+
+    @property
+    def share(self) -> float:
+        self._refresh()
+        return self.computed_share
+
+    @share.setter
+    def share(self, value: float) -> None:
+        self._refresh()  # the dominant resource as it was computed
+        self.computed_share = value
+
+    @property
+    def dominant_resource(self) -> str:
+        self._refresh()
+        return self.computed_dominant_resource
+
+    @dominant_resource.setter
+    def dominant_resource(self, value: str) -> None:
+        self._refresh()
+        self.computed_dominant_resource = value
+
+    def _refresh(self) -> None:
+        total = self.outdated_against
+        if total is not None:
+            self.outdated_against = None
+            self.computed_dominant_resource, self.computed_share = calculate_share(
+                self.allocated, total
+            )
 
     def __str__(self) -> str:
         return (
@@ -126,7 +162,16 @@ class DrfPlugin:
     # ------------------------------------------------------------------ shares
 
     def update_share(self, attr: DrfAttr) -> None:
+        attr.outdated_against = None
         attr.dominant_resource, attr.share = calculate_share(attr.allocated, self.total_resource)
+
+    def share_outdated(self, attr: DrfAttr) -> None:
+        """``attr.allocated`` moved: its share is computed again, against the cluster total of
+        now (replaced, never changed in place, at session open and close), when next read."""
+        if _LAZY_SHARE:
+            attr.outdated_against = self.total_resource
+        else:
+            self.update_share(attr)
 
     def job_share(self, job_uid: str) -> float:
         attr = self.job_attrs.get(job_uid)
@@ -290,7 +335,7 @@ class DrfPlugin:
                 attr.allocated.add(task.resreq)
             else:
                 attr.allocated.sub_without_assert(task.resreq)
-            self.update_share(attr)  # the job_share gauge is set at session close
+            self.share_outdated(attr)  # the job_share gauge is set at session close
             if self.hierarchy_enabled:
                 queue = ssn.queues.get(job.queue)
                 if queue is not None:

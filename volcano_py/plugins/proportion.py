@@ -58,6 +58,11 @@ log = logging.getLogger(__name__)
 PLUGIN_NAME = "proportion"
 
 
+# A queue's share computed when read after placements moved it (False: after every placement,
+# the tests' reference).
+_LAZY_SHARE = True
+
+
 @dataclass(slots=True)
 class QueueAttributes:
     name: str
@@ -75,14 +80,33 @@ class QueueAttributes:
     inqueue: Resource = field(default_factory=Resource)
     # What jobs hold beyond their minResources (reclaimable without breaking a gang).
     elastic: Resource = field(default_factory=Resource)
-    share: float = 0.0
+    # ``share`` as last computed, and whether ``allocated`` moved since (``share_outdated``).
+    computed_share: float = 0.0
+    outdated: bool = False
+
+    @property
+    def share(self) -> float:
+        """The largest fraction of ``deserved`` the queue holds in any dimension. After a
+        placement or an eviction it is computed when next read, not at once: a gang of 100
+        moved it 100 times for the few times the queue order read it."""
+        if self.outdated:
+            self.update_share()
+        return self.computed_share
 
     def update_share(self) -> None:
-        """The largest fraction of ``deserved`` the queue holds in any dimension."""
         highest = 0.0
         for name in self.deserved.resource_names():
             highest = max(highest, share(self.allocated.get(name), self.deserved.get(name)))
-        self.share = highest
+        self.computed_share = highest
+        self.outdated = False
+
+    def share_outdated(self) -> None:
+        """``allocated`` moved: ``share`` is computed again when read (with ``deserved`` as
+        it is then: it changes only at session open, where ``update_share`` follows)."""
+        if _LAZY_SHARE:
+            self.outdated = True
+        else:
+            self.update_share()
 
     def clone(self) -> QueueAttributes:
         return QueueAttributes(
@@ -410,7 +434,7 @@ class ProportionPlugin:
                 attr.allocated.sub_without_assert(task.resreq)
             # Gauges are set once at session close, not per placement (they were a
             # measurable share of each allocation's cost).
-            attr.update_share()
+            attr.share_outdated()
 
         return handle
 
