@@ -23,6 +23,7 @@ from tests.builders import build_node, build_pod, build_pod_group, build_queue, 
 from tests.harness import Case, check, run_case
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
+from volcano_py.api.pod_facts import DEFAULT_MEMORY_REQUEST, non_zero_request
 from volcano_py.api.task import TaskInfo
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.arguments import Arguments
@@ -44,7 +45,6 @@ from volcano_py.plugins._kube_scheduling.topology_spread import (
     score_reference,
 )
 from volcano_py.plugins.nodeorder import (
-    DEFAULT_MEMORY_REQUEST,
     StaticScores,
     Weights,
     balanced_allocation,
@@ -55,7 +55,6 @@ from volcano_py.plugins.nodeorder import (
     min_max_normalize,
     most_allocated,
     most_allocated_reference,
-    non_zero_request,
     pod_affinity_scores,
 )
 

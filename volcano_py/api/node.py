@@ -2,6 +2,11 @@
 
 Identities kept per node (seed 000):  Idle + Used = Allocatable, Used includes Releasing,
 FutureIdle = Idle + Releasing - Pipelined.
+
+The row also keeps the sums of its pods' ``api.pod_facts`` (``NodeMatrix.non_zero_extra``,
+``NodeMatrix.pod_affinity``), over every task the node holds, whatever its status: they
+follow each charge and uncharge of a task, so they are valid exactly when the accounting is
+(a node whose object is known).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api.node_matrix import FloatArray, NodeMatrix
+from volcano_py.api.pod_facts import NO_NODE_FACTS, node_facts
 from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource, fits_in_values
 from volcano_py.api.task import TaskInfo, parse_go_bool
 from volcano_py.api.types import NodePhase, TaskStatus
@@ -113,16 +119,33 @@ class NodeInfo:
         m.releasing[row] = 0.0
         m.pipelined[row] = 0.0
         m.idle[row] = m.allocatable[row]
+        m.non_zero_extra[row] = 0.0
+        m.pod_affinity[row] = 0
         m.touch(row)
         for task in self.tasks.values():
             self._charge(task, sign=1.0)
 
+    def _count_facts(self, task: TaskInfo, sign: int) -> None:
+        """Add (``sign`` 1) or take (-1) the task's pod facts to or from the row's sums."""
+        facts = node_facts(task)
+        if facts is NO_NODE_FACTS:
+            return  # most pods: nothing to write
+        m, row = self.matrix, self.row
+        extra_cpu, extra_memory, with_affinity = facts
+        extra = m.non_zero_extra
+        extra[row, 0] += sign * extra_cpu
+        extra[row, 1] += sign * extra_memory
+        if with_affinity:
+            m.pod_affinity[row] += sign
+
     def _charge(self, task: TaskInfo, sign: float) -> None:
-        """Charge (``sign`` 1.0) or refund (-1.0) the task's request by its status."""
+        """Charge (``sign`` 1.0) or refund (-1.0) the task's request by its status, and count
+        its pod facts in the row's sums."""
         if not _PLAIN_FLOAT_CHARGES:
             self._charge_reference(task, self.matrix.vector(task.resreq), sign)
             return
         m, row = self.matrix, self.row
+        self._count_facts(task, 1 if sign > 0 else -1)
         delta = m.index.delta(task.resreq, sign)
         if len(delta) > m.allocatable.shape[1]:
             m.fit_width()  # a resource name seen for the first time
@@ -150,6 +173,7 @@ class NodeInfo:
         tested against (the same float64 operation on every column, so the same bits)."""
         m, row = self.matrix, self.row
         m.touch(row)
+        self._count_facts(task, 1 if sign > 0 else -1)
         delta = sign * request  # once: the same values each line would compute
         if task.status is TaskStatus.PIPELINED:
             m.pipelined[row] += delta
@@ -305,6 +329,7 @@ class NodeInfo:
         idle, used = m.idle[row].tolist(), m.used[row].tolist()
         releasing, pipelined = m.releasing[row].tolist(), m.pipelined[row].tolist()
         for task in held:
+            self._count_facts(task, 1)
             # ``ResourceIndex.vector``: cpu, memory, then each scalar at its column, as the
             # float64 values the vector would hold.
             resreq, status = task.resreq, task.status
@@ -340,9 +365,13 @@ class NodeInfo:
         """``remove_task`` then ``add_task`` of a task whose held copy has the same status and
         request: the copy is replaced (and moves last, as there) without charging the row
         twice for nothing."""
-        del self.tasks[task.key]
+        previous = self.tasks.pop(task.key)
         task.node_name = self.name
         self.tasks[task.key] = task.clone()
+        if self.node is not None:
+            # The pod may have changed in what its facts read (a new object, a new memo).
+            self._count_facts(previous, -1)
+            self._count_facts(task, 1)
 
     def update_task(self, task: TaskInfo) -> None:
         """Re-charge a task after its status changed. If the node refuses the new version (a

@@ -111,6 +111,12 @@ class NodeMatrix:
     every node, and a column of a column-major array is one contiguous run (a strided column
     costs numpy about four times as much); the per-node updates write one short row either way.
     Growing the rows or columns replaces the arrays, so hold the matrix, not its arrays.
+
+    Beside the accounting, each row keeps sums of facts of the pods its node holds
+    (``api.pod_facts``), kept by ``NodeInfo`` as it charges and uncharges pods:
+    ``non_zero_extra`` float64[rows, 2], non-zero minus real requests (milli cpu, memory), and
+    ``pod_affinity`` intp[rows], how many pods carry an inter-pod affinity section. A session
+    copies them with its rows instead of visiting every pod.
     """
 
     __slots__ = (
@@ -120,7 +126,9 @@ class NodeMatrix:
         "generation",
         "idle",
         "index",
+        "non_zero_extra",
         "pipelined",
+        "pod_affinity",
         "releasing",
         "size",
         "touched",
@@ -137,6 +145,8 @@ class NodeMatrix:
         self.used: FloatArray = np.zeros((rows, width), order="F")
         self.releasing: FloatArray = np.zeros((rows, width), order="F")
         self.pipelined: FloatArray = np.zeros((rows, width), order="F")
+        self.non_zero_extra: FloatArray = np.zeros((rows, 2))
+        self.pod_affinity: IntArray = np.zeros(rows, dtype=np.intp)
         self.size = rows
         self.free_rows: list[int] = []
         # Every write to a row stamps it with the next generation, so a mask or score kept
@@ -197,14 +207,20 @@ class NodeMatrix:
             if row >= self.allocatable.shape[0]:
                 grow = max(16, self.allocatable.shape[0])
                 self._set_arrays([np.pad(a, ((0, grow), (0, 0))) for a in self._arrays()])
+                self.non_zero_extra = np.pad(self.non_zero_extra, ((0, grow), (0, 0)))
+                self.pod_affinity = np.pad(self.pod_affinity, (0, grow))
         for array in self._arrays():
             array[row] = 0.0
+        self.non_zero_extra[row] = 0.0
+        self.pod_affinity[row] = 0
         self.touch(row)
         return row
 
     def free_row(self, row: int) -> None:
         for array in self._arrays():
             array[row] = 0.0
+        self.non_zero_extra[row] = 0.0
+        self.pod_affinity[row] = 0
         self.touch(row)
         self.free_rows.append(row)
 
@@ -214,6 +230,8 @@ class NodeMatrix:
         picked = np.asarray(rows, dtype=np.intp)
         copy = NodeMatrix(self.index.copy())
         copy._set_arrays([a[picked] for a in self._arrays()])
+        copy.non_zero_extra = self.non_zero_extra[picked]
+        copy.pod_affinity = self.pod_affinity[picked]
         copy.size = len(picked)
         return copy
 

@@ -29,7 +29,9 @@ of the batch, which sums the same. Each image's per-node vector is built once pe
 Node "requested" amounts are those of the pods kube-scheduler's node snapshot holds (see
 ``_kube_scheduling.session_pods``): the matrix's used + pipelined at session open, then every pod
 event. LeastAllocated and MostAllocated count a container without a cpu (memory) request as
-100m (200Mi), kube-scheduler's non-zero defaults; BalancedAllocation counts real requests.
+100m (200Mi), kube-scheduler's non-zero defaults (``api.pod_facts.non_zero_request``; the
+difference from the real requests is summed per node by the scheduler cache);
+BalancedAllocation counts real requests.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ import numpy as np
 
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
-from volcano_py.api.quantity import quantity_milli_value, quantity_value
-from volcano_py.api.resource import CPU, GPU, MEMORY
+from volcano_py.api.pod_facts import has_pod_affinity, task_non_zero
+from volcano_py.api.resource import GPU
 from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.session import Session
@@ -56,11 +58,8 @@ from volcano_py.plugins._kube_scheduling.podspec import (
     affinity,
     containers,
     freeze,
-    has_pod_affinity,
     init_containers,
     mapping,
-    sequence,
-    spec,
     tolerations,
 )
 from volcano_py.plugins._kube_scheduling.selectors import preferred_node_terms
@@ -76,9 +75,6 @@ log = logging.getLogger(__name__)
 
 PLUGIN_NAME: Final = "nodeorder"
 MAX_NODE_SCORE: Final = 100
-# kube-scheduler's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest.
-DEFAULT_MILLI_CPU_REQUEST: Final = 100
-DEFAULT_MEMORY_REQUEST: Final = 200 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,93 +100,6 @@ class Weights:
             image_locality=arguments.get_int("imagelocality.weight", 1),
             pod_topology_spread=arguments.get_int("podtopologyspread.weight", 2),
         )
-
-
-# ---------------------------------------------------------------------- pod requests
-
-
-def _requests(container: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A container's requests, a limit standing in for a missing request (API defaulting)."""
-    resources = mapping(container.get("resources"))
-    requests = dict(mapping(resources.get("requests")))
-    for name, limit in mapping(resources.get("limits")).items():
-        requests.setdefault(name, limit)
-    return requests
-
-
-def _names_cpu_and_memory(container: Mapping[str, Any]) -> bool:
-    resources = mapping(container.get("resources"))
-    requests = mapping(resources.get("requests"))
-    if CPU in requests and MEMORY in requests:
-        return True
-    limits = mapping(resources.get("limits"))
-    return (CPU in requests or CPU in limits) and (MEMORY in requests or MEMORY in limits)
-
-
-def _all_name_cpu_and_memory(pod: Mapping[str, Any]) -> bool:
-    """Does every container (init containers too) name cpu and memory? The same test as
-    ``_names_cpu_and_memory`` over ``containers`` and ``init_containers``, without building
-    their lists: it runs once for every pod of the session (the running ones included)."""
-    pod_spec = spec(pod)
-    for field_name in ("containers", "initContainers"):
-        for container in sequence(pod_spec.get(field_name)):
-            if not _names_cpu_and_memory(mapping(container)):
-                return False
-    return True
-
-
-def non_zero_request(pod: Mapping[str, Any], cpu: float, memory: float) -> tuple[float, float]:
-    """``(milli cpu, memory)`` of ``PodRequests`` with ``NonMissingContainerRequests``: each
-    container (init containers too) that does not name cpu or memory counts the default.
-    ``cpu``/``memory`` are the pod's real requests, returned as is when nothing is missing."""
-    if _all_name_cpu_and_memory(pod):
-        return cpu, memory  # the common case, checked without copying anything
-    pod_containers, pod_inits = containers(pod), init_containers(pod)
-
-    def amounts(requests: Mapping[str, Any]) -> tuple[int, int]:
-        milli = (
-            quantity_milli_value(requests[CPU]) if CPU in requests else DEFAULT_MILLI_CPU_REQUEST
-        )
-        size = quantity_value(requests[MEMORY]) if MEMORY in requests else DEFAULT_MEMORY_REQUEST
-        return milli, size
-
-    total_cpu = total_memory = 0
-    for container in pod_containers:
-        milli, size = amounts(_requests(container))
-        total_cpu, total_memory = total_cpu + milli, total_memory + size
-    sidecar_cpu = sidecar_memory = init_cpu = init_memory = 0
-    for container in pod_inits:
-        milli, size = amounts(_requests(container))
-        if container.get("restartPolicy") == "Always":
-            total_cpu, total_memory = total_cpu + milli, total_memory + size
-            sidecar_cpu, sidecar_memory = sidecar_cpu + milli, sidecar_memory + size
-            running_cpu, running_memory = sidecar_cpu, sidecar_memory
-        else:
-            running_cpu, running_memory = milli + sidecar_cpu, size + sidecar_memory
-        init_cpu, init_memory = max(init_cpu, running_cpu), max(init_memory, running_memory)
-    total_cpu, total_memory = max(total_cpu, init_cpu), max(total_memory, init_memory)
-    pod_level = mapping(mapping(spec(pod).get("resources")).get("requests"))
-    if CPU in pod_level:
-        total_cpu = quantity_milli_value(pod_level[CPU])
-    if MEMORY in pod_level:
-        total_memory = quantity_value(pod_level[MEMORY])
-    overhead = mapping(spec(pod).get("overhead"))
-    if CPU in overhead:
-        total_cpu += quantity_milli_value(overhead[CPU])
-    if MEMORY in overhead:
-        total_memory += quantity_value(overhead[MEMORY])
-    return float(total_cpu), float(total_memory)
-
-
-def _non_zero(task: TaskInfo) -> tuple[float, float]:
-    return non_zero_request(task.pod, task.resreq.milli_cpu, task.resreq.memory)
-
-
-def task_non_zero(task: TaskInfo) -> tuple[float, float]:
-    """Asked at every scoring and placement, and for every pod already on a node: parsed once
-    per pod (kept with the task across sessions), not once per question."""
-    answer: tuple[float, float] = derived_fact(task, "nodeorder.non_zero", _non_zero)
-    return answer
 
 
 # ---------------------------------------------------------------------- resource scorers
@@ -469,9 +378,8 @@ class RequestedTracker:
         self.allocatable[:, :2] = matrix.allocatable[:size, :2]
         if gpu is not None:
             self.allocatable[:, 2] = matrix.allocatable[:size, gpu]
-        # Non-zero minus real requests per node; rows are filled in when first scored.
-        self._extra = np.zeros((size, 2))
-        self._known = np.zeros(size, dtype=np.bool_)
+        # Non-zero minus real requests per node, over the pods in view (kept by ``pods``).
+        self._extra = pods.non_zero_extra
         # Bumped whenever a row's pods change: a score cached for a row stays valid while
         # its version does.
         self.version = np.zeros(size, dtype=np.int64)
@@ -479,28 +387,11 @@ class RequestedTracker:
         pods.subscribe(self._changed)
 
     def non_zero_requested(self, rows: IntArray) -> FloatArray:
-        unknown = rows[~self._known[rows]]
-        if len(unknown):
-            # Plain ints and floats in the loop (it covers every pod of the session once):
-            # the same additions in the same order as before.
-            extra, pods = self._extra, self.pods
-            for row in unknown.tolist():
-                extra_cpu = extra_memory = 0.0
-                for task in pods.pods(row):
-                    cpu, memory = task_non_zero(task)
-                    resreq = task.resreq
-                    extra_cpu += cpu - resreq.milli_cpu
-                    extra_memory += memory - resreq.memory
-                extra[row, 0] = extra_cpu
-                extra[row, 1] = extra_memory
-            self._known[unknown] = True
         result: FloatArray = self.requested[rows, :2] + self._extra[rows]
         return result
 
     def non_zero_requested_row(self, row: int) -> tuple[float, float]:
         """``non_zero_requested`` for one row, without numpy's per-call overhead."""
-        if not self._known[row]:
-            self.non_zero_requested(np.array([row], dtype=np.intp))
         requested, extra = self.requested[row], self._extra[row]
         return float(requested[0] + extra[0]), float(requested[1] + extra[1])
 
@@ -513,11 +404,6 @@ class RequestedTracker:
         requested[row, 0] += sign * resreq.milli_cpu
         requested[row, 1] += sign * resreq.memory
         requested[row, 2] += sign * resreq.scalar_resources.get(GPU, 0.0)
-        if self._known[row]:
-            cpu, memory = task_non_zero(task)
-            extra = self._extra
-            extra[row, 0] += sign * (cpu - resreq.milli_cpu)
-            extra[row, 1] += sign * (memory - resreq.memory)
 
 
 # Up to this many rows, scoring row by row in Python beats numpy's per-call overhead.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, TypeVar
 
+from volcano_py.api.pod_facts import has_pod_affinity, task_has_pod_affinity
 from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.plugins._kube_scheduling.node_index import NodeIndex
 from volcano_py.plugins._kube_scheduling.pod_affinity import (
@@ -25,7 +26,6 @@ from volcano_py.plugins._kube_scheduling.podspec import (
     Frozen,
     affinity,
     freeze,
-    has_pod_affinity,
     labels,
 )
 from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
@@ -34,10 +34,6 @@ MAX_STATES: Final = 256
 
 K = TypeVar("K")
 V = TypeVar("V")
-
-
-def _has_affinity(task: TaskInfo) -> bool:
-    return has_pod_affinity(task.pod)
 
 
 class AffinityTracker:
@@ -66,13 +62,15 @@ class AffinityTracker:
 
     def with_affinity(self) -> dict[int, dict[str, PodAffinityInfo]]:
         """Row -> the pods with an inter-pod affinity section on it (rows without any are
-        absent); one scan of the session's pods, then kept current by events."""
+        absent); built from the rows the kept per-node counts name, then kept current by
+        events."""
         if self._with_affinity is None:
             rows: dict[int, dict[str, PodAffinityInfo]] = {}
-            for row, task in self.pods.all_pods():
-                # Memoised per pod: this scan covers every pod on every node each session.
-                if derived_fact(task, "predicates.has_pod_affinity", _has_affinity):
-                    rows.setdefault(row, {})[task.key] = self.info(task)
+            pods = self.pods
+            for row in pods.rows_with_pod_affinity():
+                for task in pods.pods(row):
+                    if task_has_pod_affinity(task):
+                        rows.setdefault(row, {})[task.key] = self.info(task)
             self._with_affinity = rows
         return self._with_affinity
 
@@ -124,8 +122,8 @@ class AffinityTracker:
     # ------------------------------------------------------------------ events
 
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
-        # Memoised per pod, as in ``with_affinity``: this runs at every placement.
-        with_affinity = derived_fact(task, "predicates.has_pod_affinity", _has_affinity)
+        # Memoised per pod: this runs at every placement.
+        with_affinity = task_has_pod_affinity(task)
         if not with_affinity and not self._count_every_pod():
             # A pod without inter-pod terms only counts for states with terms of their own;
             # with none, nothing below would change (and its info need not be built).

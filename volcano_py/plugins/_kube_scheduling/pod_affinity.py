@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from volcano_py.api.pod_facts import has_pod_affinity
 from volcano_py.api.types import Status, StatusCode
 from volcano_py.plugins._kube_scheduling.podspec import (
     affinity,
-    has_pod_affinity,
     labels,
     mapping,
     namespace,

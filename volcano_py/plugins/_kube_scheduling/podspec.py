@@ -1,7 +1,8 @@
 """Read the scheduling-relevant fields of raw pod and node dicts.
 
 Pods and nodes stay the JSON a watch delivered (no client model objects); these accessors
-tolerate absent and ``null`` fields the way the Go structs' zero values do.
+tolerate absent and ``null`` fields the way the Go structs' zero values do. The most basic
+ones live in ``api.pod_spec`` (the scheduler cache reads them too) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -9,27 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-Json = Mapping[str, Any]
+from volcano_py.api.pod_spec import Json as Json
+from volcano_py.api.pod_spec import containers as containers
+from volcano_py.api.pod_spec import init_containers as init_containers
+from volcano_py.api.pod_spec import mapping as mapping
+from volcano_py.api.pod_spec import sequence as sequence
+from volcano_py.api.pod_spec import spec as spec
+
 Frozen = tuple[Any, ...] | str | int | float | bool | None
 
 _EMPTY: Mapping[str, Any] = {}
-
-
-def mapping(value: object) -> Mapping[str, Any]:
-    # ``type(...) is dict`` first: JSON objects are dicts, and the ABC check is slow.
-    if type(value) is dict or (value is not None and isinstance(value, Mapping)):
-        return value
-    return _EMPTY
-
-
-def sequence(value: object) -> Sequence[Any]:
-    if type(value) is list or isinstance(value, tuple):
-        return value
-    return ()
-
-
-def spec(obj: Json | None) -> Mapping[str, Any]:
-    return mapping((obj or _EMPTY).get("spec"))
 
 
 def labels(obj: Json | None) -> Mapping[str, str]:
@@ -58,27 +48,6 @@ def tolerations(pod: Json) -> Sequence[Mapping[str, Any]]:
 
 def node_taints(node: Json | None) -> Sequence[Mapping[str, Any]]:
     return [mapping(t) for t in sequence(spec(node).get("taints"))]
-
-
-def containers(pod: Json) -> Sequence[Mapping[str, Any]]:
-    return [mapping(c) for c in sequence(spec(pod).get("containers"))]
-
-
-def init_containers(pod: Json) -> Sequence[Mapping[str, Any]]:
-    return [mapping(c) for c in sequence(spec(pod).get("initContainers"))]
-
-
-def has_pod_affinity(pod: Json) -> bool:
-    """kube-scheduler's ``podWithAffinity``: any inter-pod (anti-)affinity section at all.
-    Called for every pod of the session, hence the early exits."""
-    pod_spec = pod.get("spec")
-    if not pod_spec:
-        return False
-    section = mapping(pod_spec).get("affinity")
-    if not section:
-        return False
-    section = mapping(section)
-    return section.get("podAffinity") is not None or section.get("podAntiAffinity") is not None
 
 
 def freeze(value: object) -> Frozen:

@@ -7,6 +7,10 @@ k8s snapshot drops the pod although Volcano's node still holds it as Releasing.
 
 Plugins that derive state from the pods (pod counts, host ports, affinity counts) subscribe
 here and receive each change once, as ``(task, row, +1 | -1)``.
+
+The per-node sums of pod facts (``api.pod_facts``) that the scheduler cache keeps in its
+matrix rows are copied at session open and kept here by the same events, so they describe
+the pods in view: a plugin reads them without visiting every pod of every node.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from volcano_py.api.node import NodeInfo
-from volcano_py.api.node_matrix import IntArray
+from volcano_py.api.node_matrix import FloatArray, IntArray
+from volcano_py.api.pod_facts import NO_NODE_FACTS, node_facts
 from volcano_py.api.task import TaskInfo
 from volcano_py.framework.event import Event, EventHandler
 
@@ -32,9 +37,15 @@ class SessionPods:
         self.nodes = ssn.nodes
         self.node_list: list[NodeInfo] = ssn.node_list
         self._evicted: dict[int, set[str]] = {}
+        size = len(self.node_list)
         self.counts: IntArray = np.fromiter(
-            (len(node.tasks) for node in self.node_list), dtype=np.intp, count=len(self.node_list)
+            (len(node.tasks) for node in self.node_list), dtype=np.intp, count=size
         )
+        # Per row, over the pods in view: non-zero minus real requests (milli cpu, memory),
+        # and how many pods have an inter-pod affinity section (``api.pod_facts``).
+        matrix = ssn.matrix
+        self.non_zero_extra: FloatArray = matrix.non_zero_extra[:size].copy()
+        self.with_pod_affinity: IntArray = matrix.pod_affinity[:size].copy()
         # Bumped on every change; caches of derived, task-independent state key on it.
         self.version = 0
         self._listeners: list[PodListener] = []
@@ -54,6 +65,11 @@ class SessionPods:
         for key, task in tasks.items():
             if key not in evicted:
                 yield task
+
+    def rows_with_pod_affinity(self) -> list[int]:
+        """The rows holding a pod in view with an inter-pod affinity section, in order."""
+        rows: list[int] = np.flatnonzero(self.with_pod_affinity).tolist()
+        return rows
 
     def all_pods(self) -> Iterator[tuple[int, TaskInfo]]:
         """(row, pod) for every pod in view, node by node: the scans over the whole session."""
@@ -97,5 +113,13 @@ class SessionPods:
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
         self.counts[row] += sign
         self.version += 1
+        facts = node_facts(task)
+        if facts is not NO_NODE_FACTS:
+            extra_cpu, extra_memory, with_affinity = facts
+            extra = self.non_zero_extra
+            extra[row, 0] += sign * extra_cpu
+            extra[row, 1] += sign * extra_memory
+            if with_affinity:
+                self.with_pod_affinity[row] += sign
         for listener in self._listeners:
             listener(task, row, sign)
