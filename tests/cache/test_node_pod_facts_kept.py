@@ -72,7 +72,11 @@ def _shape(pod: dict[str, Any], shape: int) -> dict[str, Any]:
     elif shape == 5:  # a sidecar with memory only, a container with cpu only
         main["resources"] = {"requests": {"cpu": "500m"}}
         spec["initContainers"] = [
-            {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"memory": "64Mi"}}}
+            {
+                "name": "side",
+                "restartPolicy": "Always",
+                "resources": {"requests": {"memory": "64Mi"}},
+            }
         ]
     elif shape == 6:  # overhead on a container without memory
         main["resources"] = {"requests": {"cpu": "1"}}
