@@ -26,6 +26,7 @@ from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.node_usage import NodeUsage
 from volcano_py.api.numa import NumatopoInfo, NumatopologySpecError, parse_numatopology
+from volcano_py.api.pod_facts import carry_node_facts
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import Resource, pod_request, same_pod_request
 from volcano_py.api.task import TaskInfo, pod_key
@@ -274,6 +275,9 @@ class SchedulerCache:
                 else:
                     request = pod_request(pod).without(self.ignored_resources)
                 task = TaskInfo.from_pod(pod, request)
+                if request is previous.resreq:
+                    # The same spec and request: the same facts its node sums.
+                    carry_node_facts(previous, task)
             except Exception:
                 self._remove_task(previous)  # a pod the cache cannot read is not kept
                 raise
