@@ -458,8 +458,8 @@ def test_a_run_rescoring_the_row_it_placed_on_keeps_image_locality(
     rescored: list[int] = []
     original = Session.run_row_score
 
-    def counting(ssn: Any, task: TaskInfo) -> Any:
-        score = original(ssn, task)
+    def counting(ssn: Any, task: TaskInfo, skip: Any = ()) -> Any:
+        score = original(ssn, task, skip)
         if score is None:
             return None
 

@@ -65,8 +65,8 @@ def allocate_tasks(
         return ssn.sub_job_pipelined(job, sub_job)
 
     # A run of like tasks (same job, same pod template) placed one after the other keeps its
-    # node search across the run (RunSearch); the flat search over every node only.
-    batch = _BATCH_RUNS and sub_job is None and RunSearch.covers(ssn, rows)
+    # node search across the run (RunSearch), over every node or over one HyperNode's.
+    batch = _BATCH_RUNS
     run: RunSearch | None = None
     # The last task that reached the search, and the last one of a run the plugins declined.
     previous: TaskInfo | None = None
@@ -113,13 +113,21 @@ def allocate_tasks(
         ):
             # The second like task in a row: keep the search across the run, when the
             # plugins allow (asked once per run of like tasks).
-            if previous is not declined and ssn.batch_safe(task):
-                run = RunSearch(ssn, helper, task, rows)
+            uniform = ssn.run_uniform_scores(task, rows) if previous is not declined else None
+            if uniform is not None:
+                run = RunSearch(ssn, helper, task, rows, uniform)
             else:
                 declined = task
         previous = task if batch else None
         if run is not None:
+            spanned_before = task.job_allocated_hyper_node
+            if with_topology:
+                # What node scoring reads: the HyperNode the placed tasks span so far.
+                task.job_allocated_hyper_node = allocated
             searched, best = run.choose(task)
+            if not searched:
+                # As the per-task search leaves it when nothing passes.
+                task.job_allocated_hyper_node = spanned_before
         if not searched:
             if run is not None:
                 # Nothing passes: the per-task search explains why, from the same state; the

@@ -10,7 +10,7 @@ Python, in the same rotated order and with the same early stop, so the same node
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -402,19 +402,22 @@ def prioritize_nodes(ssn: Session, task: TaskInfo, rows: IntArray) -> NodeInfo |
 
 class RunSearch:
     """The node search and scoring of a run of like tasks of one job (``same_pod_template``)
-    that allocate places one after the other over every node, kept across the run.
+    that allocate places one after the other over the same candidate rows (every node on the
+    flat path, one HyperNode's nodes in a HyperNode's search), kept across the run.
 
     Made for a run whose tasks ``Session.batch_safe`` allows: they need no per-node check,
-    every node's score is its own (the same whichever candidates are asked), and a placement
-    of the run changes a node's fit, masks and score only on the row it wrote. So the run
-    keeps, across its tasks, which nodes pass (the resource fit on future idle, the plugins'
-    masks, the role's failed nodes), which fit on idle, and every node's score; after each
-    placement it looks again only at the rows written since (``NodeMatrix.touched``), with
-    the same operations the full pass uses (``FitCache.row_fits``, the masks' bits), and
-    scores a node the first time it is a candidate and again only after its row was written.
-    The search is ``PredicateHelper.predicate_nodes``' over every node: the same rotating
-    window (``next_start_index``); then ``prioritize_nodes``' choice: where the task fits now
-    before where it fits the future idle, the best score, the same seeded tie-break.
+    every node's score is its own (the same whichever candidates are asked) or the same on
+    every candidate (``Session.run_uniform_scores``: added to the others' sum per member), and
+    a placement of the run changes a node's fit, masks and own score only on the row it
+    wrote. So the run keeps, across its tasks, which nodes pass (the resource fit on future
+    idle, the plugins' masks, the role's failed nodes), which fit on idle, and every node's
+    score; after each placement it looks again only at the rows written since
+    (``NodeMatrix.touched``), with the same operations the full pass uses
+    (``FitCache.row_fits``, the masks' bits), and scores a node the first time it is a
+    candidate and again only after its row was written. The search is
+    ``PredicateHelper.predicate_nodes``' over the run's rows: the same rotating window
+    (``next_start_index``); then ``prioritize_nodes``' choice: where the task fits now before
+    where it fits the future idle, the best score, the same seeded tie-break.
     """
 
     __slots__ = (
@@ -425,6 +428,7 @@ class RunSearch:
         "_idle",
         "_passes",
         "_passing",
+        "_position",
         "_row_score",
         "_rows",
         "_score",
@@ -432,6 +436,7 @@ class RunSearch:
         "_seen",
         "_short_of_idle",
         "_ssn",
+        "_uniform",
         "_vector",
         "_wanted",
         "pre_predicate",
@@ -440,7 +445,12 @@ class RunSearch:
     )
 
     def __init__(
-        self, ssn: Session, helper: PredicateHelper, task: TaskInfo, rows: IntArray
+        self,
+        ssn: Session,
+        helper: PredicateHelper,
+        task: TaskInfo,
+        rows: IntArray,
+        uniform: Mapping[str, Callable[[TaskInfo], float]] | None = None,
     ) -> None:
         self._ssn = ssn
         # The role's failed nodes (the predicate error cache), shared with the per-task
@@ -450,23 +460,34 @@ class RunSearch:
         # The task the run's members must ask alike (``same_pod_template``).
         self.template = task
         self._rows = rows
+        # Session row -> its position in ``rows`` (None: ``rows`` is every row, in order).
+        self._position: dict[int, int] | None = (
+            None if RunSearch.covers(ssn, rows) else {r: i for i, r in enumerate(rows.tolist())}
+        )
         self._vector, self._columns = ssn.task_vector(task.init_resreq)
         self._wanted = self._vector[self._columns]
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
-        self._score = ssn.run_node_scores(task)
+        # The scores alike on every candidate, added per member after the per-row ones.
+        self._uniform = list(uniform.values()) if uniform else []
+        skip = tuple(uniform) if uniform else ()
+        self._score = ssn.run_node_scores(task, skip)
         # One row's score in plain floats (None: the plugins offer none; ask ``_score``).
-        self._row_score = ssn.run_row_score(task)
+        self._row_score = ssn.run_row_score(task, skip)
         # The pre-predicates of the run's members (the template's answer, looked up once).
         self.pre_predicate = ssn.run_pre_predicate(task)
-        self._scores = np.zeros(len(rows))
-        # Which nodes' scores are current (scored, and not written since).
-        self._fresh = np.zeros(len(rows), dtype=np.bool_)
-        # Which nodes pass every check (and their rows, ascending), which fit on idle, and
-        # the matrix's (generation, log length) when they were last brought up to date.
+        size = len(ssn.node_list)
+        # Per session row: the per-row scores' sum, and whether it is current (scored, and
+        # not written since).
+        self._scores = np.zeros(size)
+        self._fresh = np.zeros(size, dtype=np.bool_)
+        # Which nodes pass every check (per session row) and the positions in ``rows`` of
+        # those among the run's rows (ascending), which fit on idle, and the matrix's
+        # (generation, log length) when they were last brought up to date.
         self._passes: BoolArray | None = None
         self._passing: IntArray = np.zeros(0, dtype=np.intp)
         self._idle: BoolArray | None = None
-        # How many passing nodes do not fit on idle (none: no candidate needs the idle check).
+        # How many passing nodes of the run do not fit on idle (none: no candidate needs
+        # the idle check).
         self._short_of_idle = 0
         self._seen = (-1, -1)
 
@@ -481,9 +502,9 @@ class RunSearch:
         self._fresh[node.row] = False
 
     def _refresh(self, task: TaskInfo) -> tuple[BoolArray, IntArray, BoolArray]:
-        """(passes, passing rows, fits on idle) for ``task``, brought up to date: in full the
-        first time (or when the matrix's write log no longer says what changed), else only on
-        the rows written since the last task."""
+        """(passes, passing positions, fits on idle) for ``task``, brought up to date: in
+        full the first time (or when the matrix's write log no longer says what changed),
+        else only on the rows written since the last task."""
         ssn = self._ssn
         matrix = ssn.matrix
         generation, logged = matrix.generation, len(matrix.touched)
@@ -495,6 +516,7 @@ class RunSearch:
         masks = ssn.predicate_masks(self.template)
         failed = self._helper.role_failed(self._group) if self._group else None
         seen_generation, seen_logged = self._seen
+        position = self._position
         if (
             passes is None
             or idle is None
@@ -506,14 +528,26 @@ class RunSearch:
                 passes &= mask.passed
             if failed is not None:
                 passes &= ~failed
-            self._passes, self._passing = passes, np.flatnonzero(passes)
-            idle = self._idle = ssn.fits.idle_fits(self._vector, self._columns).copy()
-            self._short_of_idle = int(np.count_nonzero(passes & ~idle))
+            idle = ssn.fits.idle_fits(self._vector, self._columns).copy()
+            if position is None:
+                self._passing = np.flatnonzero(passes)
+                self._short_of_idle = int(np.count_nonzero(passes & ~idle))
+            else:
+                rows = self._rows
+                self._passing = np.flatnonzero(passes[rows])
+                self._short_of_idle = int(np.count_nonzero(passes[rows] & ~idle[rows]))
+            self._passes, self._idle = passes, idle
             # Every score may be stale: the rows written before this were not followed.
             self._fresh[:] = False
         else:
             fits, wanted, columns = ssn.fits, self._wanted, self._columns
             for row in set(matrix.touched[seen_logged:]):
+                if position is None:
+                    at_position = row
+                elif row in position:
+                    at_position = position[row]
+                else:
+                    continue  # not one of the run's rows: never a candidate
                 self._fresh[row] = False
                 before = bool(passes[row]) and not idle[row]
                 idle[row] = fits.row_fits(False, wanted, columns, row)
@@ -527,9 +561,11 @@ class RunSearch:
                     now = False
                 if now != passes[row]:
                     passes[row] = now
-                    at = int(np.searchsorted(self._passing, row))
+                    at = int(np.searchsorted(self._passing, at_position))
                     self._passing = (
-                        np.insert(self._passing, at, row) if now else np.delete(self._passing, at)
+                        np.insert(self._passing, at, at_position)
+                        if now
+                        else np.delete(self._passing, at)
                     )
                 self._short_of_idle += int(now and not idle[row]) - int(before)
         self._seen = (generation, logged)
@@ -542,20 +578,23 @@ class RunSearch:
         ssn = self._ssn
         started = time.perf_counter()
         passes, passing, idle = self._refresh(task)
-        total = len(self._rows)
+        rows = self._rows
+        total = len(rows)
         start = ssn.state.next_start_index
         shift = start % total
         found = _first_in_rotation(passing, shift, self.wanted, total)
         if found is None:
             return False, None
         candidates, examined = found
+        if self._position is not None:
+            candidates = rows[candidates]
         ssn.state.next_start_index = (start + examined) % total
         group = self._group
         if group:
             # The examined nodes that failed, from the start on, wrapping: the role skips
             # them from now on (as ``predicate_nodes`` remembers them). They fail already,
             # so the run's own view does not change.
-            examined_rows = (np.arange(examined) + shift) % total
+            examined_rows = rows[(np.arange(examined) + shift) % total]
             self._helper.remember_role_failures(group, examined_rows[~passes[examined_rows]])
         metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
         # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
@@ -577,6 +616,9 @@ class RunSearch:
             self._scores[stale] = self._score(stale)
             self._fresh[stale] = True
         scores = self._scores[candidates]
+        for uniform in self._uniform:
+            # After the per-row sum, as ``Session.node_scores`` adds it (the last parts).
+            scores += uniform(task)
         metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
         ties = candidates[scores == scores.max()]
         chosen = int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])

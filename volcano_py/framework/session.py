@@ -520,7 +520,7 @@ class Session:
                 total[i] += sum(fn(task, node) for fn in scalar)
         return total
 
-    def batch_safe(self, task: TaskInfo) -> bool:
+    def batch_safe(self, task: TaskInfo, rows: IntArray | None = None) -> bool:
         """May allocate place ``task`` and the following tasks of its job that ask alike
         (``same_pod_template``) as one run, keeping the feasibility mask and the scores of
         every node across the run and refreshing only the row each placement wrote?
@@ -529,27 +529,78 @@ class Session:
         registered, ``task`` needs no per-node check, and every plugin that registered a
         predicate, mask, task-predicate or node-order hook says so for ``task`` (its
         ``batch_safe``, the contract in docs/plugins.md). A plugin without the method is
-        never batch safe: the run then goes task by task."""
+        never batch safe: the run then goes task by task. With ``rows`` (the run's search),
+        a plugin may instead score every one of them alike (``run_uniform_scores``)."""
+        return self.run_uniform_scores(task, rows) is not None
+
+    def run_uniform_scores(
+        self, task: TaskInfo, rows: IntArray | None = None
+    ) -> dict[str, Callable[[TaskInfo], float]] | None:
+        """The node-order plugins a run of tasks like ``task`` over ``rows`` adds as one number
+        per member, the same on every row, each with that number's function; None when the
+        run is not ``batch_safe``.
+
+        A guarded plugin that is not ``batch_safe`` for ``task`` may still take part when its
+        only guarded hook is one ``batch_node_order`` function and it offers
+        ``batch_uniform_score(task, rows)`` (a network-topology task inside one lowest-tier
+        HyperNode). Its number must come after every per-row score in the plugins' order: the
+        run adds it to their cached sum, which is then the same operations in the same order
+        as ``node_scores``."""
         if self._flat("predicate") or self._flat("node_order") or self._flat("best_node"):
-            return False
+            return None
+        uniform: dict[str, Callable[[TaskInfo], float]] = {}
         for name in self._batch_guarded_plugins:
             plugin = self.plugins.get(name)
             answer = getattr(plugin, "batch_safe", None)
-            if answer is None or not answer(task):
-                return False
-        return not self.scalar_predicates(task)
+            if answer is not None and answer(task):
+                continue
+            score = self._uniform_score(name, task, rows) if rows is not None else None
+            if score is None:
+                return None
+            uniform[name] = score
+        if uniform:
+            order = [name for name, _fn in self._tier_entries("batch_node_order")]
+            last_per_row = max(
+                (i for i, name in enumerate(order) if name not in uniform), default=-1
+            )
+            if any(order.index(name) < last_per_row for name in uniform):
+                return None
+            # In the plugins' order, as ``node_scores`` adds them.
+            uniform = {name: uniform[name] for name in order if name in uniform}
+        return None if self.scalar_predicates(task) else uniform
 
-    def run_node_scores(self, task: TaskInfo) -> Callable[[IntArray], FloatArray]:
+    def _uniform_score(
+        self, name: str, task: TaskInfo, rows: IntArray
+    ) -> Callable[[TaskInfo], float] | None:
+        """``name``'s ``batch_uniform_score(task, rows)``, when its only guarded hook is one
+        ``batch_node_order`` function; else None."""
+        for hook in _BATCH_GUARDED_HOOKS:
+            registered = sum(1 for owner, _fn in self._tier_entries(hook) if owner == name)
+            if registered != (1 if hook == "batch_node_order" else 0):
+                return None
+        bind = getattr(self.plugins.get(name), "batch_uniform_score", None)
+        if bind is None:
+            return None
+        score: Callable[[TaskInfo], float] | None = bind(task, rows)
+        return score
+
+    def run_node_scores(
+        self, task: TaskInfo, skip: Iterable[str] = ()
+    ) -> Callable[[IntArray], FloatArray]:
         """``node_scores`` for a run of tasks like ``task`` (``batch_safe``): each plugin's
         function bound to the run (its ``batch_scores``, when it registered one function and
-        offers that), summed in the same order from zero."""
+        offers that), summed in the same order from zero; the plugins in ``skip`` (those the
+        run adds as one number, ``run_uniform_scores``) left out."""
         import numpy as np
 
+        left_out = frozenset(skip)
         registered: dict[str, int] = {}
         for name, _fn in self._tier_entries("batch_node_order"):
             registered[name] = registered.get(name, 0) + 1
         parts: list[Callable[[IntArray], FloatArray]] = []
         for name, fn in self._tier_entries("batch_node_order"):
+            if name in left_out:
+                continue
             bind = getattr(self.plugins.get(name), "batch_scores", None)
             bound = bind(task) if bind is not None and registered[name] == 1 else None
             parts.append(bound if bound is not None else functools.partial(fn, task))
@@ -562,14 +613,20 @@ class Session:
 
         return scores
 
-    def run_row_score(self, task: TaskInfo) -> Callable[[int], float] | None:
+    def run_row_score(
+        self, task: TaskInfo, skip: Iterable[str] = ()
+    ) -> Callable[[int], float] | None:
         """``run_node_scores`` for one row in plain floats, when every plugin that registered
-        ``batch_node_order`` registered one function and offers ``batch_row_score(task)`` (the
-        same operations in the same order for that row); None otherwise."""
+        ``batch_node_order`` (but those in ``skip``) registered one function and offers
+        ``batch_row_score(task)`` (the same operations in the same order for that row); None
+        otherwise."""
+        left_out = frozenset(skip)
         entries = self._tier_entries("batch_node_order")
         names = [name for name, _fn in entries]
         parts: list[Callable[[int], float]] = []
         for name in names:
+            if name in left_out:
+                continue
             bind = getattr(self.plugins.get(name), "batch_row_score", None)
             bound = bind(task) if bind is not None and names.count(name) == 1 else None
             if bound is None:

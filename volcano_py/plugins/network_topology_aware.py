@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -605,6 +605,43 @@ class NetworkTopologyAwarePlugin:
         result: FloatArray = self._normal_pod_scores(task, rows) * scale
         return result
 
+    def batch_uniform_score(
+        self, task: TaskInfo, rows: IntArray
+    ) -> Callable[[TaskInfo], float] | None:
+        """``batch_node_order`` for a run of tasks like ``task`` over ``rows`` when it is the
+        same number on every row for each member (``Session.run_uniform_scores``): for a
+        network-topology task whose rows all sit in one lowest-tier HyperNode (closeness and
+        share are that HyperNode's), and for normal pods when their scoring is off (zero);
+        None otherwise. The number is ``_network_aware_scores``' for more than one row,
+        computed alike."""
+        job = self.ssn.jobs.get(task.job)
+        if job is None:
+            return _no_score
+        sub_job = job.sub_job_of(task)
+        if not sub_job.with_network_topology():
+            return None if self.normal_pod.enable else _no_score
+        if len(rows) == 0:
+            return None
+        lowest = self._lowest_tier_of_rows()[rows]
+        h = int(lowest[0])
+        if int(lowest.min()) != int(lowest.max()):
+            return None
+        scale = float(MAX_NODE_SCORE * self.weights.weight)
+        closeness = self._closeness_cache
+        name = self.membership.names[h] if h >= 0 else ""
+
+        def score(member: TaskInfo) -> float:
+            allocated = member.job_allocated_hyper_node
+            if not allocated:
+                return ZERO_SCORE
+            value = closeness.get((h, allocated))
+            if value is None:
+                value = closeness[(h, allocated)] = self._closeness(name, allocated)
+            value += self._task_shares_by_lowest(sub_job, [h]).get(h, ZERO_SCORE)
+            return value * scale
+
+        return score
+
     def _network_aware_scores(
         self, task: TaskInfo, sub_job: SubJobInfo, rows: IntArray, scale: float
     ) -> FloatArray:
@@ -822,3 +859,8 @@ ARGUMENTS: Final[frozenset[str]] = frozenset(
 
 def new(arguments: Arguments) -> NetworkTopologyAwarePlugin:
     return NetworkTopologyAwarePlugin(arguments)
+
+
+def _no_score(_member: TaskInfo) -> float:
+    """A run's uniform score that is nothing (``np.zeros`` on every row)."""
+    return ZERO_SCORE
