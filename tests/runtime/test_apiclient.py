@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -157,6 +158,63 @@ def test_list_all_pages_and_restarts_on_an_expired_continue_token() -> None:
     assert version == "9"
     assert [c.get("continue") for c in calls] == [None, "t1", None, "t1"]
     assert all(c["limit"] == "2" for c in calls)
+
+
+def test_list_all_asks_for_the_next_page_while_it_decodes_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The continue token is read from the head of a page and the next page asked for before
+    the page's items are decoded (off the event loop): the server sees the second request
+    while the first page is still being decoded."""
+    events: list[str] = []
+
+    async def pods(request: web.Request) -> web.Response:
+        token = request.query.get("continue")
+        events.append(f"asked {token or 'first'}")
+        if token is None:
+            return web.json_response({"metadata": {"continue": "t1"}, "items": [{"page": "first"}]})
+        return web.json_response({"metadata": {"resourceVersion": "7"}, "items": [{"page": "t1"}]})
+
+    decode = json.loads
+
+    def slow_loads(raw: Any, **kwargs: Any) -> Any:
+        if isinstance(raw, bytes) and b'"page": "first"' in raw:
+            time.sleep(0.3)  # in the worker thread: the loop sends the next request meanwhile
+            events.append("decoded first")
+        return decode(raw, **kwargs)
+
+    monkeypatch.setattr(json, "loads", slow_loads)
+    items, version = with_server(
+        {"GET /api/v1/pods": pods}, lambda api: api.list_all("/api/v1/pods")
+    )
+    assert items == [{"page": "first"}, {"page": "t1"}] and version == "7"
+    assert events == ["asked first", "asked t1", "decoded first"]
+
+
+@pytest.mark.parametrize(
+    "first_page",
+    [
+        # Items before metadata: the head says nothing; the token comes from the decoded page.
+        {"items": [{"n": 1}], "metadata": {"continue": "t1"}},
+        # Metadata longer than the head that is read: the same.
+        {"metadata": {"continue": "t1", "padding": "x" * 10_000}, "items": [{"n": 1}]},
+    ],
+)
+def test_list_all_pages_whatever_the_layout_of_the_answer(first_page: dict[str, Any]) -> None:
+    calls: list[str | None] = []
+
+    async def pods(request: web.Request) -> web.Response:
+        token = request.query.get("continue")
+        calls.append(token)
+        if token is None:
+            return web.json_response(first_page)
+        return web.json_response({"metadata": {"resourceVersion": "3"}, "items": [{"n": 2}]})
+
+    items, version = with_server(
+        {"GET /api/v1/pods": pods}, lambda api: api.list_all("/api/v1/pods")
+    )
+    assert items == [{"n": 1}, {"n": 2}] and version == "3"
+    assert calls == [None, "t1"]
 
 
 def test_watch_splits_lines_of_any_length() -> None:

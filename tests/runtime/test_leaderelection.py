@@ -258,3 +258,31 @@ def test_release_stops_the_renewals_first_and_the_lease_stays_released() -> None
     assert api.lease is not None
     assert api.lease["spec"]["holderIdentity"] == ""
     assert api.calls[-1] == "PUT"
+
+
+def test_a_stop_that_lands_as_a_renewal_completes_still_ends_the_campaign() -> None:
+    """The campaign is cancelled in the very step its renewal completes (the stop of a clean
+    shutdown can land there). On Python 3.11, ``asyncio.wait_for`` around the renewal returned
+    the renewal's result and dropped the cancellation: the campaign renewed on and ``release()``
+    waited for its end forever. It must end."""
+
+    class CancelOnRenewal(FakeLeaseApi):
+        campaign: asyncio.Task[None] | None = None
+
+        async def request(self, method: str, path: str, body: Any = None, **kwargs: Any) -> Any:
+            answer = await super().request(method, path, body, **kwargs)
+            if method == "PUT" and self.campaign is not None and self.version == 2:
+                # The first renewal after taking the lease: stop the campaign in the step
+                # the renewal completes.
+                asyncio.get_running_loop().call_soon(self.campaign.cancel)
+            return answer
+
+    api = CancelOnRenewal()
+    candidate = on_the_real_clock(api, 1.0, 0.5, 0.01)
+
+    async def scenario() -> bool:
+        api.campaign = candidate.start()
+        done, _ = await asyncio.wait({api.campaign}, timeout=2.0)
+        return bool(done)
+
+    assert run(scenario()), "the cancelled campaign went on renewing"

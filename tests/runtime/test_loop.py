@@ -106,6 +106,34 @@ def test_runs_only_while_allowed_and_stops() -> None:
     assert not thread.is_alive() and loop.cycles >= 3
 
 
+def test_the_first_session_starts_soon_after_it_may_not_a_period_later() -> None:
+    """Upstream runs its first session right after the cache syncs; a loop with a long period
+    that was waiting for the sync (or the lease) must not sleep a whole period first."""
+    allowed = threading.Event()
+    loop = SchedulerLoop(
+        cache_with_gang(RecordingBinder()),
+        ConfFile(None, PluginRegistry()),
+        default_registry(),
+        60.0,
+        may_schedule=allowed.is_set,
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=loop.run, args=(stop,))
+    thread.start()
+    try:
+        time.sleep(0.1)
+        assert loop.cycles == 0
+        allowed.set()
+        deadline = time.monotonic() + 10
+        while loop.cycles < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert loop.cycles == 1
+    finally:
+        stop.set()
+        thread.join(5)
+    assert not thread.is_alive()
+
+
 def test_a_failing_cycle_is_logged_and_survived(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

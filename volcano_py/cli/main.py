@@ -9,6 +9,7 @@ point only parses the command line and turns user errors into a message and exit
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -17,23 +18,46 @@ from collections.abc import Callable, Sequence
 from volcano_py import __version__
 from volcano_py.cli import goflags
 
-# name -> (help, add_arguments, run). Filled by the subcommand modules imported below.
+# name -> (help, add_arguments, run), of the subcommands loaded so far (``subcommand``).
 Subcommand = tuple[
     str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]
 ]
 SUBCOMMANDS: dict[str, Subcommand] = {}
+# name -> the module defining its ``HELP``, ``add_arguments`` and ``run``. Imported only when
+# needed: each pulls in its own dependencies, and a process that runs one of them (a restart
+# of the scheduler) should not pay for importing the others (a third of a second).
+BUILTIN_SUBCOMMANDS: dict[str, str] = {
+    "controllers": "volcano_py.cli.controllers",
+    "gen-admission-secret": "volcano_py.cli.gen_admission_secret",
+    "scheduler": "volcano_py.cli.scheduler",
+    "simulate": "volcano_py.cli.simulate",
+    "webhooks": "volcano_py.cli.webhooks",
+}
 # The replacements of Volcano's Go binaries: their flags follow Go's syntax (see goflags).
 GO_FLAG_COMMANDS = frozenset({"scheduler", "controllers", "webhooks"})
 
 
-def build_parser() -> argparse.ArgumentParser:
+def subcommand(name: str) -> Subcommand:
+    """The built-in subcommand ``name``, its module imported on first use."""
+    found = SUBCOMMANDS.get(name)
+    if found is None:
+        module = importlib.import_module(BUILTIN_SUBCOMMANDS[name])
+        found = SUBCOMMANDS[name] = (module.HELP, module.add_arguments, module.run)
+    return found
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every subcommand, or only ``only`` (what a process running
+    that one needs, without importing the others)."""
     parser = argparse.ArgumentParser(
         prog="volcano-py",
         description="A Volcano-compatible batch scheduler for Kubernetes.",
     )
     parser.add_argument("--version", action="version", version=f"volcano-py {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (help_text, add_arguments, _run) in sorted(SUBCOMMANDS.items()):
+    names = [only] if only is not None else sorted(BUILTIN_SUBCOMMANDS)
+    for name in names:
+        help_text, add_arguments, _run = subcommand(name)
         # Go has no prefix matching of flags: neither do the processes that replace Go's.
         add_arguments(
             commands.add_parser(
@@ -48,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line, in Go's flag syntax for the processes replacing Volcano's."""
-    parser = build_parser()
     arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_named_subcommand(arguments))
     if arguments and arguments[0] in GO_FLAG_COMMANDS:
         subparser = _subparsers(parser)[arguments[0]]
         arguments = [arguments[0], *goflags.to_argparse(arguments[1:], subparser)]
@@ -63,13 +87,19 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+def _named_subcommand(arguments: Sequence[str]) -> str | None:
+    """The subcommand the command line names first, when it is a built-in one (None: the
+    whole parser, for help and for the error that names the choices)."""
+    first = arguments[0] if arguments else ""
+    return first if first in BUILTIN_SUBCOMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     args = parse_args(argv)
     if args.command is None:
-        parser.print_help(sys.stderr)
+        build_parser().print_help(sys.stderr)
         return 2
-    return SUBCOMMANDS[args.command][2](args)
+    return subcommand(args.command)[2](args)
 
 
 # One-shot commands whose process ends holding a whole simulated cluster.
@@ -94,21 +124,3 @@ def process_main() -> None:
             raise SystemExit(code) from None  # a closed pipe: the usual exit reports it
         os._exit(code)
     raise SystemExit(code)
-
-
-def _register_builtin_subcommands() -> None:
-    # Imported here, not at the top: each subcommand pulls in its own (heavier) dependencies.
-    from volcano_py.cli import controllers, gen_admission_secret, scheduler, simulate, webhooks
-
-    SUBCOMMANDS["simulate"] = (simulate.HELP, simulate.add_arguments, simulate.run)
-    SUBCOMMANDS["scheduler"] = (scheduler.HELP, scheduler.add_arguments, scheduler.run)
-    SUBCOMMANDS["controllers"] = (controllers.HELP, controllers.add_arguments, controllers.run)
-    SUBCOMMANDS["webhooks"] = (webhooks.HELP, webhooks.add_arguments, webhooks.run)
-    SUBCOMMANDS["gen-admission-secret"] = (
-        gen_admission_secret.HELP,
-        gen_admission_secret.add_arguments,
-        gen_admission_secret.run,
-    )
-
-
-_register_builtin_subcommands()

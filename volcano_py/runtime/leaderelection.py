@@ -179,7 +179,11 @@ class LeaseElector:
                 if remaining <= 0:
                     return
                 try:
-                    renewed = await asyncio.wait_for(self.try_acquire_or_renew(), remaining)
+                    # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a
+                    # cancellation that lands as the renewal completes (gh-86296), and the
+                    # campaign release() stops would then renew on and never end.
+                    async with asyncio.timeout(remaining):
+                        renewed = await self.try_acquire_or_renew()
                 except TimeoutError:
                     renewed = False
                 if renewed:

@@ -82,6 +82,10 @@ def describe(timings: CycleTimings) -> str:
     return f"{timings.total * 1000:.1f} ms ({', '.join(parts)})"
 
 
+# How often a loop that may not schedule yet looks again (seconds).
+NOT_READY_POLL = 0.05
+
+
 class SchedulerLoop:
     def __init__(
         self,
@@ -147,13 +151,18 @@ class SchedulerLoop:
             )
 
     def run(self, stop: threading.Event) -> None:
-        """Cycles until ``stop`` is set; the period is the pause after each cycle."""
+        """Cycles until ``stop`` is set; the period is the pause after each cycle. Until it
+        may schedule (the cache not synced yet, not the leader) it looks again every
+        ``NOT_READY_POLL`` seconds, not every period: upstream starts its first session as
+        soon as the cache has synced, and a restart's first binds wait on it."""
         while not stop.is_set():
             self.last_tick = time.monotonic()
             if self.may_schedule():
                 self.run_once()
                 self.last_tick = time.monotonic()
-            stop.wait(self.period)
+                stop.wait(self.period)
+            else:
+                stop.wait(min(self.period, NOT_READY_POLL))
 
     def healthy(self, now: float | None = None) -> bool:
         """Alive: ticked lately, or busy in a cycle that has not run for ten minutes."""
