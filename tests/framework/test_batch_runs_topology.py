@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench import topology as bench_topology
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
 from tests.hypernode_fixtures import build_hyper_node
 from volcano_py.actions import task_placement
@@ -31,26 +32,13 @@ from volcano_py.plugins.binpack import BinpackWeights, binpack_row_score, binpac
 from volcano_py.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry, new_action
 
-CONF = """
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-{binpack}  - name: network-topology-aware
-"""
-
 
 def topology_conf(binpack: bool) -> SchedulerConf:
-    return parse_conf(
-        CONF.format(binpack="  - name: binpack\n" if binpack else ""), BUILTIN_ACTIONS
+    """``bench topology``'s conf (binpack and network-topology-aware last), binpack optional."""
+    text = (
+        bench_topology.CONF if binpack else bench_topology.CONF.replace("  - name: binpack\n", "")
     )
+    return parse_conf(text, BUILTIN_ACTIONS)
 
 
 Cluster = dict[str, list[dict[str, Any]]]
@@ -125,11 +113,9 @@ def topology_clusters(draw: st.DrawFn) -> Cluster:
     return {"nodes": nodes, "hyper_nodes": hyper_nodes, "groups": groups, "pods": pods}
 
 
-def run_session(cluster: Cluster, conf: SchedulerConf, seed: int) -> tuple[Any, ...]:
-    """Binds in bind order, pipelined tasks, PodGroup phases, the HyperNodes given to each job
-    and sub-job, the HyperNode each task was placed with, and the next start index."""
-    binder = RecordingBinder()
-    cache = SchedulerCache(binder=binder)
+def cache_with(cluster: Cluster, binder: RecordingBinder | None = None) -> SchedulerCache:
+    """A cache holding the queue and ``cluster``'s objects, each kind after those it needs."""
+    cache = SchedulerCache(binder=binder) if binder is not None else SchedulerCache()
     cache.apply_event("Queue", "ADDED", build_queue("q1", 1, None))
     for kind, objects in (
         ("Node", cluster["nodes"]),
@@ -139,6 +125,14 @@ def run_session(cluster: Cluster, conf: SchedulerConf, seed: int) -> tuple[Any, 
     ):
         for item in objects:
             cache.apply_event(kind, "ADDED", item)
+    return cache
+
+
+def run_session(cluster: Cluster, conf: SchedulerConf, seed: int) -> tuple[Any, ...]:
+    """Binds in bind order, pipelined tasks, PodGroup phases, the HyperNodes given to each job
+    and sub-job, the HyperNode each task was placed with, and the next start index."""
+    binder = RecordingBinder()
+    cache = cache_with(cluster, binder)
     state = SchedulingState(seed=seed)
     ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, state)
     for name in conf.actions:
@@ -220,16 +214,7 @@ def test_the_bench_shape_runs_inside_one_hyper_node() -> None:
 
 
 def _session_with(cluster: Cluster, conf: SchedulerConf) -> Session:
-    cache = SchedulerCache()
-    cache.apply_event("Queue", "ADDED", build_queue("q1", 1, None))
-    for kind, objects in (
-        ("Node", cluster["nodes"]),
-        ("HyperNode", cluster["hyper_nodes"]),
-        ("PodGroup", cluster["groups"]),
-        ("Pod", cluster["pods"]),
-    ):
-        for item in objects:
-            cache.apply_event(kind, "ADDED", item)
+    cache = cache_with(cluster)
     return open_session(cache.snapshot(), conf, PluginRegistry(), cache, SchedulingState())
 
 

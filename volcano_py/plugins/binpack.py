@@ -98,6 +98,29 @@ def binpack_score(
     return score * float(MAX_NODE_SCORE * weights.weight)
 
 
+def _scored_columns(
+    request: Resource, matrix: NodeMatrix, weights: BinpackWeights
+) -> tuple[list[tuple[int, float, float]], int]:
+    """(column, wanted amount, weight) of each resource of ``request`` that adds to the
+    score, in request order, and the weight sum, which also counts the weighted resources no
+    node has (no column yet, or one registered after the arrays were sized)."""
+    columns = matrix.index.columns
+    width = matrix.allocatable.shape[1]
+    parts: list[tuple[int, float, float]] = []
+    weight_sum = 0
+    for name in request.resource_names():
+        wanted = request.get(name)
+        resource_weight = weights.resources.get(name)
+        if wanted == 0 or resource_weight is None:
+            continue
+        weight_sum += resource_weight
+        column = columns.get(name)
+        if resource_weight == 0 or column is None or column >= width:
+            continue
+        parts.append((column, wanted, float(resource_weight)))
+    return parts, weight_sum
+
+
 def binpack_scores(
     request: Resource, matrix: NodeMatrix, rows: IntArray, weights: BinpackWeights
 ) -> FloatArray:
@@ -110,27 +133,14 @@ def binpack_scores(
     count = len(rows)
     score = np.zeros(count)
     overflow: BoolArray | None = None
-    weight_sum = 0
-    columns = matrix.index.columns
-    width = matrix.allocatable.shape[1]
-    for name in request.resource_names():
-        wanted = request.get(name)
-        resource_weight = weights.resources.get(name)
-        if wanted == 0 or resource_weight is None:
-            continue
-        weight_sum += resource_weight
-        column = columns.get(name)
-        # No column (or one registered after the arrays were sized): no node has any.
-        if resource_weight == 0 or column is None or column >= width:
-            continue
+    parts, weight_sum = _scored_columns(request, matrix, weights)
+    for column, wanted, resource_weight in parts:
         capacity = matrix.allocatable[rows, column]
         used_finally = wanted + matrix.used[rows, column]
         has = capacity != 0
         over = has & (used_finally > capacity)
         overflow = over if overflow is None else overflow | over
-        score += np.divide(
-            used_finally * float(resource_weight), capacity, out=np.zeros(count), where=has
-        )
+        score += np.divide(used_finally * resource_weight, capacity, out=np.zeros(count), where=has)
     if weight_sum > 0:
         score /= float(weight_sum)
     score *= float(MAX_NODE_SCORE * weights.weight)
@@ -145,22 +155,8 @@ def binpack_row_score(
     """``binpack_scores`` for one row in plain floats, bound to ``request``: each cell gets the
     same operations in the same order, without numpy's per-call overhead (a run of like tasks
     rescores mostly the one row it placed on, ``Session.run_row_score``)."""
-    matrix = ssn.matrix
-    columns = matrix.index.columns
-    width = matrix.allocatable.shape[1]
-    # (column, wanted, weight) of every resource that adds to the score, in request order.
-    parts: list[tuple[int, float, float]] = []
-    weight_sum = 0
-    for name in request.resource_names():
-        wanted = request.get(name)
-        resource_weight = weights.resources.get(name)
-        if wanted == 0 or resource_weight is None:
-            continue
-        weight_sum += resource_weight
-        column = columns.get(name)
-        if resource_weight == 0 or column is None or column >= width:
-            continue
-        parts.append((column, wanted, float(resource_weight)))
+    width = ssn.matrix.allocatable.shape[1]
+    parts, weight_sum = _scored_columns(request, ssn.matrix, weights)
     scale = float(MAX_NODE_SCORE * weights.weight)
     divisor = float(weight_sum)
 
