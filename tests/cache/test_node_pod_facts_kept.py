@@ -29,7 +29,7 @@ from tests.builders import build_node, build_pod, build_pod_group, build_queue
 from tests.builders import resource_list as rl
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
-from volcano_py.api.pod_facts import NO_NODE_FACTS, has_pod_affinity, non_zero_request
+from volcano_py.api.pod_facts import has_pod_affinity, non_zero_request
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
 from volcano_py.cache.cache import CacheBindError, SchedulerCache
@@ -368,7 +368,7 @@ def test_a_forgotten_removal_in_the_cache_is_caught(monkeypatch: pytest.MonkeyPa
 
 
 def test_a_forgotten_session_event_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session_pods, "node_facts", lambda task: NO_NODE_FACTS)
+    monkeypatch.setattr(session_pods, "count_node_facts", lambda *facts_at_row: None)
     cache = _session_cache()
     ssn = _open(cache)
     check_session(ssn)  # the copy taken at open is still right

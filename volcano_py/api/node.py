@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api.node_matrix import FloatArray, NodeMatrix
-from volcano_py.api.pod_facts import NO_NODE_FACTS, node_facts
+from volcano_py.api.pod_facts import count_node_facts
 from volcano_py.api.resource import CPU, MEMORY, DimensionDefault, Resource, fits_in_values
 from volcano_py.api.task import TaskInfo, parse_go_bool
 from volcano_py.api.types import NodePhase, TaskStatus
@@ -127,16 +127,8 @@ class NodeInfo:
 
     def _count_facts(self, task: TaskInfo, sign: int) -> None:
         """Add (``sign`` 1) or take (-1) the task's pod facts to or from the row's sums."""
-        facts = node_facts(task)
-        if facts is NO_NODE_FACTS:
-            return  # most pods: nothing to write
-        m, row = self.matrix, self.row
-        extra_cpu, extra_memory, with_affinity = facts
-        extra = m.non_zero_extra
-        extra[row, 0] += sign * extra_cpu
-        extra[row, 1] += sign * extra_memory
-        if with_affinity:
-            m.pod_affinity[row] += sign
+        m = self.matrix
+        count_node_facts(task, m.non_zero_extra, m.pod_affinity, self.row, sign)
 
     def _charge(self, task: TaskInfo, sign: float) -> None:
         """Charge (``sign`` 1.0) or refund (-1.0) the task's request by its status, and count

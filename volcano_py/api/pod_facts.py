@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
 from volcano_py.api.pod_spec import containers, init_containers, mapping, sequence, spec
 from volcano_py.api.quantity import quantity_milli_value, quantity_value
 from volcano_py.api.resource import CPU, MEMORY
@@ -176,6 +179,27 @@ def node_facts(task: TaskInfo) -> NodeFacts:
     if facts is None:
         facts = derived[_NODE_FACTS] = _node_facts(task)
     return facts
+
+
+def count_node_facts(
+    task: TaskInfo,
+    extra: npt.NDArray[np.float64],
+    affinity: npt.NDArray[np.intp],
+    row: int,
+    sign: int,
+) -> None:
+    """Add (``sign`` 1) or take (-1) ``task``'s ``node_facts`` to or from the sums kept at
+    ``row``: ``extra`` (non-zero minus real cpu and memory) and ``affinity`` (how many pods
+    with an inter-pod affinity section). The cache's rows and a session's copy of them are
+    kept alike by this one function."""
+    facts = node_facts(task)
+    if facts is NO_NODE_FACTS:
+        return  # most pods: nothing to write
+    extra_cpu, extra_memory, with_affinity = facts
+    extra[row, 0] += sign * extra_cpu
+    extra[row, 1] += sign * extra_memory
+    if with_affinity:
+        affinity[row] += sign
 
 
 def carry_node_facts(previous: TaskInfo, task: TaskInfo) -> None:

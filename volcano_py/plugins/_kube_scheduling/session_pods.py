@@ -22,7 +22,7 @@ import numpy as np
 
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FloatArray, IntArray
-from volcano_py.api.pod_facts import NO_NODE_FACTS, node_facts
+from volcano_py.api.pod_facts import count_node_facts
 from volcano_py.api.task import TaskInfo
 from volcano_py.framework.event import Event, EventHandler
 
@@ -113,13 +113,6 @@ class SessionPods:
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
         self.counts[row] += sign
         self.version += 1
-        facts = node_facts(task)
-        if facts is not NO_NODE_FACTS:
-            extra_cpu, extra_memory, with_affinity = facts
-            extra = self.non_zero_extra
-            extra[row, 0] += sign * extra_cpu
-            extra[row, 1] += sign * extra_memory
-            if with_affinity:
-                self.with_pod_affinity[row] += sign
+        count_node_facts(task, self.non_zero_extra, self.with_pod_affinity, row, sign)
         for listener in self._listeners:
             listener(task, row, sign)
