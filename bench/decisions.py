@@ -153,9 +153,9 @@ def cluster(seed: int) -> tuple[random.Random, dict[str, list[dict[str, Any]]]]:
     return draw, {"nodes": nodes, "pods": pods, "groups": groups, "queues": queues}
 
 
-def decisions(seed: int) -> tuple[str, int]:
-    """(md5 of the decisions of two sessions, binds) for the cluster of ``seed``."""
-    draw, objects = cluster(seed)
+def conf_text(draw: random.Random) -> str:
+    """The scheduler conf of a seed, drawn after its cluster: one of three action lists and
+    one of three node-order setups."""
     actions = draw.choice(
         [
             "enqueue, allocate, backfill",
@@ -166,7 +166,13 @@ def decisions(seed: int) -> tuple[str, int]:
     extra = draw.choice(
         ["", "\n    arguments:\n      mostrequested.weight: 2", "\n  - name: binpack"]
     )
-    conf = parse_conf(CONF.format(actions=actions, extra=extra), BUILTIN_ACTIONS)
+    return CONF.format(actions=actions, extra=extra)
+
+
+def decisions(seed: int) -> tuple[str, int]:
+    """(md5 of the decisions of two sessions, binds) for the cluster of ``seed``."""
+    draw, objects = cluster(seed)
+    conf = parse_conf(conf_text(draw), BUILTIN_ACTIONS)
     binder = RecordingBinder()
     cache = SchedulerCache(binder=binder)
     for kind, key in (

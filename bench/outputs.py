@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bench.decisions import CONF, cluster
+from bench.decisions import cluster, conf_text
 from volcano_py import metrics
 from volcano_py.api.task import TaskInfo
 from volcano_py.cache.cache import SchedulerCache
@@ -102,17 +102,7 @@ def outputs(seed: int, drf_hierarchy: bool = False) -> tuple[str, int]:
     """(md5 of every call two sessions made, how many) for the cluster of ``seed``;
     ``drf_hierarchy``: with drf's ``enableHierarchy`` on (and without proportion)."""
     draw, objects = cluster(seed)
-    actions = draw.choice(
-        [
-            "enqueue, allocate, backfill",
-            "enqueue, allocate, preempt, reclaim, backfill",
-            "allocate, backfill",
-        ]
-    )
-    extra = draw.choice(
-        ["", "\n    arguments:\n      mostrequested.weight: 2", "\n  - name: binpack"]
-    )
-    text = CONF.format(actions=actions, extra=extra)
+    text = conf_text(draw)
     if drf_hierarchy:
         # (Volcano refuses proportion beside drf's hierarchy.)
         text = text.replace("  - name: drf\n", "  - name: drf\n    enableHierarchy: true\n")
