@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import os
 import re
 import sys
 import time
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.local_plane import bins_missing, local_plane
+from bench.procstat import CpuSampler, describe
 from e2e.controlplane import ControlPlane, node_manifest
 from e2e.scheduler_process import SchedulerProcess
 from volcano_py.runtime.apiclient import ApiError, ClusterAccess, KubeApi
@@ -200,6 +202,15 @@ class Bench:
         )
         self.nodes: list[str] = []
         self.report: dict[str, Any] = {"config": {k: v for k, v in vars(args).items()}}
+        # Who uses the two cores while binds go out: the ceiling's bare client leaves the API
+        # server, etcd and kwok more of them than a scheduler does.
+        pids = {name: process.pid for name, process in plane.processes.items() if process.pid}
+        self.cpu = CpuSampler({**pids, "bench client": os.getpid()})
+
+    def cpu_usage(self, label: str, start: float, end: float) -> dict[str, float]:
+        usage = self.cpu.between(start, end)
+        print(f"{label} CPU: {describe(usage)}", flush=True)
+        return usage
 
     @property
     def pods_total(self) -> int:
@@ -296,17 +307,18 @@ class Bench:
         started = time.monotonic()
         await bounded(self.args.concurrency, (bind(i, n) for i, n in enumerate(names)))
         elapsed = max(times) - started
-        self.report[label] = {
-            "pods": len(names),
-            "seconds": elapsed,
-            "pods_per_s": len(names) / elapsed,
-            "concurrency": self.args.concurrency,
-        }
         print(
             f"{label}: {len(names)} binds in {elapsed:.2f} s = "
             f"{len(names) / elapsed:.0f} binds/s (concurrency {self.args.concurrency})",
             flush=True,
         )
+        self.report[label] = {
+            "pods": len(names),
+            "seconds": elapsed,
+            "pods_per_s": len(names) / elapsed,
+            "concurrency": self.args.concurrency,
+            "cpu": self.cpu_usage(label, started, max(times)),
+        }
         # Out of the way: no capacity held, no pods in the scheduler's cache. A collection
         # delete of 10k pods can outlast the API server's request timeout: repeat it.
         path = f"/api/v1/namespaces/{namespace}/pods"
@@ -346,8 +358,10 @@ class Bench:
         namespace = "bench-backlog"
         await self.namespace(namespace)
         created = await self.create_workload(namespace, "volcano", gangs=True)
-        before = {}
+        before: dict[tuple[str, str], float] = {}
         scheduler.start()
+        assert scheduler.process is not None
+        self.cpu.pids["scheduler"] = scheduler.process.pid
         started = scheduler.started
         times = BindTimes()
         stop = asyncio.Event()
@@ -363,7 +377,7 @@ class Bench:
         watcher.cancel()
         await asyncio.sleep(2.5)  # status and event writes after the binds
         summary = times.summary(started)
-        result = {
+        result: dict[str, Any] = {
             "created_in_s": created,
             "ready_after_s": ready - started,
             **summary,
@@ -373,6 +387,8 @@ class Bench:
         }
         result["writes"] = writes(before, scheduler.request_counts())
         result["writes_per_pod"] = sum(result["writes"].values()) / self.pods_total
+        bound = sorted(times.times.values())
+        result["cpu"] = self.cpu_usage("backlog bind phase", bound[0], bound[-1])
         # The binder alone: binds after the one big session ended (no session CPU beside it).
         first = next((c for c in logged_cycles(scheduler.log_path) if c["binds"]), None)
         if first is not None:
@@ -404,7 +420,9 @@ class Bench:
         watcher.cancel()
         await asyncio.sleep(2.5)
         summary = times.summary(started)
+        usage = self.cpu_usage("streaming", started, max(times.times.values()))
         result: dict[str, Any] = {
+            "cpu": usage,
             "created_in_s": created,
             **summary,
             "pods_per_s": self.pods_total / summary["last_bind_s"],
@@ -416,6 +434,8 @@ class Bench:
 
     async def run(self) -> dict[str, Any]:
         await self.api.open()
+        stop_sampling = asyncio.Event()
+        sampling = asyncio.create_task(self.cpu.run(stop_sampling))
         try:
             print(f"creating {self.args.nodes} kwok nodes ...", flush=True)
             await self.make_nodes()
@@ -441,6 +461,8 @@ class Bench:
                 if "streaming" in modes:
                     if not scheduler.alive:
                         scheduler.start()
+                        assert scheduler.process is not None
+                        self.cpu.pids["scheduler"] = scheduler.process.pid
                         await wait_for("scheduler ready", scheduler.ready, 300)
                     print("streaming: creating the pods while the scheduler runs ...", flush=True)
                     await self.streaming(scheduler)
@@ -453,6 +475,8 @@ class Bench:
             ]
             self.report["scheduler_log"] = str(scheduler.log_path)
         finally:
+            stop_sampling.set()
+            await sampling
             await self.api.close()
         return self.report
 
