@@ -92,10 +92,9 @@ def describe(usage: dict[str, float]) -> str:
     """``usage`` (``CpuSampler.between``) as one line."""
     if not usage:
         return "no CPU samples"
-    parts = [f"machine {usage['machine_busy']:.0%} busy of {usage['cores']:.0f} cores"]
-    parts += [
-        f"{name.removesuffix('_cores')} {value:.2f}"
-        for name, value in usage.items()
-        if name.endswith("_cores")
-    ]
-    return parts[0] + "; cores used: " + ", ".join(parts[1:])
+    used = {name.removesuffix("_cores"): value for name, value in usage.items() if name != "cores"}
+    busy = used.pop("machine_busy")
+    # What the named processes do not account for: other work on the machine.
+    used["others"] = max(0.0, busy * usage["cores"] - sum(used.values()))
+    shown = ", ".join(f"{name} {value:.2f}" for name, value in used.items())
+    return f"machine {busy:.0%} busy of {usage['cores']:.0f} cores; cores used: {shown}"

@@ -25,7 +25,7 @@ def test_between_reads_the_samples_nearest_the_phase() -> None:
     assert usage["machine_busy"] == 300 / 400
     assert usage["server_cores"] == 1.5
     assert abs(usage["client_cores"] - 0.2) < 1e-9
-    assert "server 1.50" in describe(usage)
+    assert "server 1.50, client 0.20, others" in describe(usage)
     assert sampler.between(10.0, 10.2) == {}  # one sample: no phase to speak of
 
 
