@@ -36,6 +36,10 @@ _FINISHED_PHASES: Final = frozenset({"Succeeded", "Failed"})
 _REPORTED_ANEW: Final = frozenset({"containerStatuses", "initContainerStatuses", "conditions"})
 _NO_STATUSES: Final[Mapping[str, Mapping[str, Any]]] = {}
 _NOTHING_TAKEN: Final[frozenset[str]] = frozenset()
+# The conditions of a first report, by (running, transition time, start time): never handed
+# out, only copied. Bounded (a long run has many start times).
+_FIRST_CONDITIONS: dict[tuple[bool, str, str], tuple[dict[str, Any], ...]] = {}
+_FIRST_CONDITIONS_KEPT: Final = 256
 
 
 def condition(kind: str, state: bool, when: str, reason: str = "") -> dict[str, Any]:
@@ -114,7 +118,7 @@ class PodNetwork:
         first, count = span
         taken = self._taken.get(node_name, _NOTHING_TAKEN)
         position = self._next.get(node_name, 0)
-        candidate = _dotted(first + position % count)
+        candidate = ""  # count is at least 5 (a subnet of 8 addresses or more): set below
         for _ in range(count):
             candidate = _dotted(first + position % count)
             position += 1
@@ -284,15 +288,23 @@ class SimKubelet:
         old_conditions = items(old.get("conditions"))
         if not old_conditions:
             # Nothing to keep (a pod given Running, reported the first time): what the
-            # general case below makes of no conditions, without its passes.
+            # general case below makes of no conditions, without its passes. Pods started
+            # together get alike conditions: copies of one made list (50k given-Running pods
+            # in a 5k-node dump's first cycle, a handful of distinct times).
             when = started if running else now
-            return [
-                condition("PodReadyToStartContainers", running, when),
-                condition("Initialized", True, started),
-                condition("Ready", running, when, finished_reason),
-                condition("ContainersReady", running, when, finished_reason),
-                condition("PodScheduled", True, started),
-            ]
+            key = (running, when, started)
+            first = _FIRST_CONDITIONS.get(key)
+            if first is None:
+                if len(_FIRST_CONDITIONS) >= _FIRST_CONDITIONS_KEPT:
+                    _FIRST_CONDITIONS.clear()
+                first = _FIRST_CONDITIONS[key] = (
+                    condition("PodReadyToStartContainers", running, when),
+                    condition("Initialized", True, started),
+                    condition("Ready", running, when, finished_reason),
+                    condition("ContainersReady", running, when, finished_reason),
+                    condition("PodScheduled", True, started),
+                )
+            return [dict(c) for c in first]
         kept = {text(mapping(c).get("type")): mapping(c) for c in old_conditions}
         scheduled = kept.get("PodScheduled")
         if scheduled is None or scheduled.get("status") != "True":
