@@ -129,3 +129,23 @@ def test_first_conditions_from_the_memo_are_fresh_copies(phase: str, started: st
     assert all(a is not b for a, b in zip(first, second, strict=True))
     first[0]["status"] = "changed"
     assert SimKubelet._conditions({"phase": "Pending"}, phase, started, "t3") == reference
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(["c", "main", 3, None])},
+        optional={"image": st.sampled_from(["busybox", "", None, 7])},
+    ),
+    st.sampled_from(["t0", "t2"]),
+)
+def test_a_first_running_container_status_is_the_general_one(
+    container: dict[str, Any], started: str
+) -> None:
+    """``SimKubelet._first_running`` (no old status, Running) is ``_container``'s answer,
+    the same keys in the same order."""
+    kubelet = SimKubelet(seed=5)
+    made = kubelet._first_running(container, "uid-1", started)
+    general = kubelet._container(container, {}, "uid-1", started, "t3", "Running", None)
+    assert made == general
+    assert list(made) == list(general)

@@ -33,9 +33,14 @@ _MODEL_TABLE: Final[dict[tuple[str, str], tuple[str, str]]] = {
 _VERSION_OF_KIND: Final = {kind: api_version for api_version, kind in _MODEL_TABLE}
 
 
+_LOADED: dict[tuple[str, str], type[CustomResource]] = {}
+
+
 def _load(api_version: str, kind: str) -> type[CustomResource]:
-    module, name = _MODEL_TABLE[(api_version, kind)]
-    model: type[CustomResource] = getattr(importlib.import_module(module), name)
+    model = _LOADED.get((api_version, kind))
+    if model is None:
+        module, name = _MODEL_TABLE[(api_version, kind)]
+        model = _LOADED[(api_version, kind)] = getattr(importlib.import_module(module), name)
     return model
 
 

@@ -183,11 +183,12 @@ class SimKubelet:
         new["phase"] = phase
         new["startTime"] = started
         new["qosClass"] = text(old.get("qosClass")) or qos_class(pod)
-        host_ip = text(old.get("hostIP")) or self.network.host_ip(node_name)
+        network = self.network
+        host_ip = text(old.get("hostIP")) or network.host_ip(node_name)
         if host_ip:
             new["hostIP"] = host_ip
             new["hostIPs"] = [{"ip": host_ip}]
-        pod_ip = text(old.get("podIP")) or self.network.pod_ip(node_name, pod)
+        pod_ip = text(old.get("podIP")) or network.pod_ip(node_name, pod)
         if pod_ip:
             new["podIP"] = pod_ip
             new["podIPs"] = [{"ip": pod_ip}]
@@ -202,19 +203,49 @@ class SimKubelet:
                 self._init_container(c, pod_uid, started) for c in init_containers
             ]
         old_statuses = items(old.get("containerStatuses"))
-        previous = (
-            {text(mapping(c).get("name")): mapping(c) for c in old_statuses}
-            if old_statuses
-            else _NO_STATUSES
-        )
-        new["containerStatuses"] = [
-            self._container(
-                mapping(c), previous, pod_uid, started, now, phase, exit_code if finished else None
+        containers = items(pod_spec.get("containers"))
+        if not old_statuses and not finished:
+            # A first report of a running pod (nothing of the old statuses to keep): what
+            # ``_container`` makes of it, without its look-ups of a previous state.
+            new["containerStatuses"] = [
+                self._first_running(mapping(c), pod_uid, started) for c in containers
+            ]
+        else:
+            previous = (
+                {text(mapping(c).get("name")): mapping(c) for c in old_statuses}
+                if old_statuses
+                else _NO_STATUSES
             )
-            for c in items(pod_spec.get("containers"))
-        ]
+            new["containerStatuses"] = [
+                self._container(
+                    mapping(c),
+                    previous,
+                    pod_uid,
+                    started,
+                    now,
+                    phase,
+                    exit_code if finished else None,
+                )
+                for c in containers
+            ]
         new["conditions"] = self._conditions(old, phase, started, now)
         return new
+
+    def _first_running(
+        self, container: Mapping[str, Any], pod_uid: str, started: str
+    ) -> dict[str, Any]:
+        """``_container(container, {}, pod_uid, started, now, "Running", None)``."""
+        name = text(container.get("name"))
+        return {
+            "containerID": _container_id(self.seed, pod_uid, name, started),
+            "image": text(container.get("image")),
+            "lastState": {},
+            "name": name,
+            "ready": True,
+            "restartCount": 0,
+            "started": True,
+            "state": {"running": {"startedAt": started}},
+        }
 
     def _init_container(self, container: Any, pod_uid: str, started: str) -> dict[str, Any]:
         name = text(mapping(container).get("name"))
