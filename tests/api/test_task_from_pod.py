@@ -5,6 +5,7 @@ helpers give, for any mix of annotations, labels, phases and marks."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import given, settings
@@ -79,3 +80,30 @@ def test_from_pod_reads_what_the_helpers_read(pod: dict[str, Any]) -> None:
     assert task.preemptable is pod_preemptable(pod)
     assert task.revocable_zone == pod_revocable_zone(pod)
     assert task.sch_gated is bool(scheduling_gates(pod))
+    # The rest, as the keyword construction had them (from_pod now passes them by position).
+    spec = pod["spec"]
+    assert task.name == str(meta.get("name", ""))
+    assert task.pod is pod
+    assert task.node_name == str(spec.get("nodeName") or "")
+    assert task.priority == spec.get("priority", 1)
+    assert task.best_effort is True  # an empty request
+    assert task.creation_timestamp == str(meta.get("creationTimestamp") or "")
+    assert task.pod_annotations == (meta.get("annotations") or {})
+    assert task.pod_annotations is not meta.get("annotations")
+    assert task.last_transaction is None
+    assert task.eviction_occurred is False
+    assert task.job_allocated_hyper_node == ""
+    assert (task.derived, task.bind_node_locks, task.claim_allocations) == ({}, (), {})
+
+
+def test_the_fields_from_pod_passes_by_position_are_in_this_order() -> None:
+    names = [f.name for f in dataclasses.fields(TaskInfo)]
+    assert names[:20] == [
+        "uid", "job", "name", "namespace", "pod", "resreq", "init_resreq", "status",
+        "node_name", "task_role", "priority", "preemptable", "best_effort", "sch_gated",
+        "revocable_zone", "creation_timestamp", "last_transaction", "eviction_occurred",
+        "job_allocated_hyper_node", "pod_annotations",
+    ]  # fmt: skip
+    request = Resource(milli_cpu=1000.0)
+    task = TaskInfo.from_pod({"metadata": {"name": "p"}, "spec": {}}, request)
+    assert task.resreq is request and task.init_resreq is request and not task.best_effort

@@ -14,7 +14,7 @@ from models_testdata import REPO_ROOT, fixture_documents
 
 from volcano_py.models import crdgen
 from volcano_py.models.crd_schema import SchemaError, structural_schema
-from volcano_py.models.registry import RESOURCE_MODELS
+from volcano_py.models.registry import all_models
 
 CRD_DIR = REPO_ROOT / "crds"
 UPSTREAM_CRDS = Path("/tmp/volcano/config/crd/volcano/bases")
@@ -268,7 +268,7 @@ def test_names_scope_columns_and_subresources_are_upstreams(name):
     assert crd["spec"]["names"]["singular"] == kind.lower()
     assert crd["spec"]["names"]["listKind"] == f"{kind}List"
     assert [v["name"] for v in crd["spec"]["versions"]] == [
-        model.CRD.version for model in RESOURCE_MODELS if model.CRD.kind == kind
+        model.CRD.version for model in all_models() if model.CRD.kind == kind
     ]
 
 

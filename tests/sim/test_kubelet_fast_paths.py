@@ -114,3 +114,38 @@ def test_conditions_are_those_of_the_general_pass(
     assert [list(c) for c in made] == [
         list(c) for c in _conditions_reference(old, phase, started, "t3")
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["Running", "Succeeded", "Failed"]), st.sampled_from(["t0", "t2"]))
+def test_first_conditions_from_the_memo_are_fresh_copies(phase: str, started: str) -> None:
+    """Pods reported together share one made list (``_FIRST_CONDITIONS``): each gets its own
+    copies, equal to the general pass's, which a later write to one pod's never reaches."""
+    first = SimKubelet._conditions({"phase": "Pending"}, phase, started, "t3")
+    second = SimKubelet._conditions({"phase": "Pending"}, phase, started, "t3")
+    reference = _conditions_reference({"phase": "Pending"}, phase, started, "t3")
+    assert first == second == reference
+    assert [list(c) for c in second] == [list(c) for c in reference]
+    assert all(a is not b for a, b in zip(first, second, strict=True))
+    first[0]["status"] = "changed"
+    assert SimKubelet._conditions({"phase": "Pending"}, phase, started, "t3") == reference
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(["c", "main", 3, None])},
+        optional={"image": st.sampled_from(["busybox", "", None, 7])},
+    ),
+    st.sampled_from(["t0", "t2"]),
+)
+def test_a_first_running_container_status_is_the_general_one(
+    container: dict[str, Any], started: str
+) -> None:
+    """``SimKubelet._first_running`` (no old status, Running) is ``_container``'s answer,
+    the same keys in the same order."""
+    kubelet = SimKubelet(seed=5)
+    made = kubelet._first_running(container, "uid-1", started)
+    general = kubelet._container(container, {}, "uid-1", started, "t3", "Running", None)
+    assert made == general
+    assert list(made) == list(general)

@@ -31,7 +31,6 @@ from volcano_py.controllers.raw import (
 )
 from volcano_py.controllers.timefmt import parse_go_duration
 from volcano_py.controllers.vocabulary import USER_ACTIONS, USER_EVENTS, Event, QueueState
-from volcano_py.models.job_rules import find_cycle
 
 _QUALIFIED_NAME: Final = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS_SUBDOMAIN: Final = re.compile(
@@ -266,6 +265,10 @@ def _dependencies(tasks: list[Raw]) -> list[str]:
         edges[names[index]] = [t for t in targets if t in known]
     if not edges:
         return problems
+    # Imported here: job_rules brings the lifecycle models (pydantic), which a run of
+    # jobs without dependencies, or of no jobs, never needs (volcano-py simulate's start).
+    from volcano_py.models.job_rules import find_cycle
+
     cycle = find_cycle(edges)
     if cycle:
         index = names.index(cycle[0])

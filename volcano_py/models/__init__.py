@@ -4,7 +4,7 @@ The scheduler never sees these models: the cache converts them (or raw watch JSO
 plain dataclasses of ``volcano_py.api`` once. They serve the places where users' documents come
 in or go out: ``volcano-py simulate`` files, the CLI, admission, status writes, CRD generation.
 
-Kinds (``registry.RESOURCE_MODELS``), with Volcano's JSON names and CRD defaults:
+Kinds (``registry.all_models()``), with Volcano's JSON names and CRD defaults:
 
 * ``queue.Queue`` and ``podgroup.PodGroup`` (``scheduling.volcano.sh/v1beta1``),
 * ``job.Job`` (``batch.volcano.sh/v1alpha1``), its lifecycle policies in ``lifecycle``,

@@ -19,7 +19,7 @@ from typing import Any, Final
 import yaml
 
 from volcano_py.models.crd_schema import structural_schema
-from volcano_py.models.registry import RESOURCE_MODELS
+from volcano_py.models.registry import all_models
 from volcano_py.models.resource import CustomResource
 
 HEADER: Final = (
@@ -97,7 +97,7 @@ def render(model: type[CustomResource]) -> str:
 
 def rendered_files() -> dict[str, str]:
     """File name -> text, for every modelled kind."""
-    return {file_name(model): render(model) for model in RESOURCE_MODELS}
+    return {file_name(model): render(model) for model in all_models()}
 
 
 def write(directory: Path) -> list[Path]:

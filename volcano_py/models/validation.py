@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from volcano_py.models.base import SpecError, format_path
-from volcano_py.models.registry import RESOURCE_MODELS, model_for, model_for_kind
+from volcano_py.models.registry import all_models, model_for, model_for_kind
 from volcano_py.models.resource import CustomResource, object_label
 
 _MAX_PROBLEMS_SHOWN: Final = 3
@@ -92,7 +92,7 @@ def parse_object(doc: object) -> CustomResource:
         if known is not None:
             hint = f"expected apiVersion {known.CRD.api_version}, got {api_version!r}"
             raise ModelError(label, [("apiVersion", hint)])
-        kinds = ", ".join(f"{m.CRD.api_version} {m.CRD.kind}" for m in RESOURCE_MODELS)
+        kinds = ", ".join(f"{m.CRD.api_version} {m.CRD.kind}" for m in all_models())
         raise ModelError(
             label,
             [("kind", f"{api_version} {kind} is not a Volcano kind volcano-py knows ({kinds})")],

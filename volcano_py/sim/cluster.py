@@ -103,7 +103,10 @@ class InMemoryCluster:
 
     def of_kind(self, kind: str) -> dict[str, dict[str, Any]]:
         """The objects of a kind by key. Read-only: write through create/update/delete."""
-        return self.objects.setdefault(kind, {})
+        found = self.objects.get(kind)
+        if found is None:  # not ``setdefault(kind, {})``: a dict made and dropped per call
+            found = self.objects[kind] = {}
+        return found
 
     def in_namespace(self, kind: str, namespace: str) -> dict[str, dict[str, Any]]:
         """The objects of a namespaced kind in one namespace, by key (read-only)."""
@@ -118,7 +121,12 @@ class InMemoryCluster:
             store[key] = obj
         if kind in NAMESPACED:
             namespace = key.split("/", 1)[0]
-            by_namespace = self._by_namespace.setdefault(kind, {}).setdefault(namespace, {})
+            of_kind = self._by_namespace.get(kind)
+            if of_kind is None:
+                of_kind = self._by_namespace[kind] = {}
+            by_namespace = of_kind.get(namespace)
+            if by_namespace is None:
+                by_namespace = of_kind[namespace] = {}
             if obj is None:
                 by_namespace.pop(key, None)
             else:
@@ -227,6 +235,7 @@ class InMemoryCluster:
         for lock_name in locks:
             annotations[lock_name] = timestamp(self.clock())
         self.update(node)
+
     def _reserve_claims(self, task: TaskInfo) -> None:
         """The dynamicresources plugin's PreBind: each claim gets the allocation the session
         made (if it had none) and the pod in ``reservedFor``."""

@@ -38,6 +38,7 @@ from volcano_py.sim.batch_cronjobs import check_batch_cronjob
 from volcano_py.sim.loader import Document, SimInputError
 from volcano_py.sim.node_usage import usage_problem
 from volcano_py.sim.runtimes import run_time_problem
+from volcano_py.sim.tree_copy import tree_copy
 from volcano_py.sim.workloads import check_workload, is_workload
 
 log = logging.getLogger(__name__)
@@ -315,7 +316,7 @@ def _validate_volcano(document: Document, scheduler_name: str) -> dict[str, Any]
         parse_object(document.obj)
     except ModelError as error:
         raise SimInputError(f"{document.where}: {error}") from None
-    obj = copy.deepcopy(document.obj)
+    obj: dict[str, Any] = tree_copy(document.obj)
     # What Volcano's mutating admission webhooks would have filled in.
     if obj["kind"] == "Queue":
         obj = mutate_queue(obj)

@@ -36,6 +36,10 @@ _FINISHED_PHASES: Final = frozenset({"Succeeded", "Failed"})
 _REPORTED_ANEW: Final = frozenset({"containerStatuses", "initContainerStatuses", "conditions"})
 _NO_STATUSES: Final[Mapping[str, Mapping[str, Any]]] = {}
 _NOTHING_TAKEN: Final[frozenset[str]] = frozenset()
+# The conditions of a first report, by (running, transition time, start time): never handed
+# out, only copied. Bounded (a long run has many start times).
+_FIRST_CONDITIONS: dict[tuple[bool, str, str], tuple[dict[str, Any], ...]] = {}
+_FIRST_CONDITIONS_KEPT: Final = 256
 
 
 def condition(kind: str, state: bool, when: str, reason: str = "") -> dict[str, Any]:
@@ -114,7 +118,7 @@ class PodNetwork:
         first, count = span
         taken = self._taken.get(node_name, _NOTHING_TAKEN)
         position = self._next.get(node_name, 0)
-        candidate = _dotted(first + position % count)
+        candidate = ""  # count is at least 5 (a subnet of 8 addresses or more): set below
         for _ in range(count):
             candidate = _dotted(first + position % count)
             position += 1
@@ -179,11 +183,12 @@ class SimKubelet:
         new["phase"] = phase
         new["startTime"] = started
         new["qosClass"] = text(old.get("qosClass")) or qos_class(pod)
-        host_ip = text(old.get("hostIP")) or self.network.host_ip(node_name)
+        network = self.network
+        host_ip = text(old.get("hostIP")) or network.host_ip(node_name)
         if host_ip:
             new["hostIP"] = host_ip
             new["hostIPs"] = [{"ip": host_ip}]
-        pod_ip = text(old.get("podIP")) or self.network.pod_ip(node_name, pod)
+        pod_ip = text(old.get("podIP")) or network.pod_ip(node_name, pod)
         if pod_ip:
             new["podIP"] = pod_ip
             new["podIPs"] = [{"ip": pod_ip}]
@@ -198,19 +203,49 @@ class SimKubelet:
                 self._init_container(c, pod_uid, started) for c in init_containers
             ]
         old_statuses = items(old.get("containerStatuses"))
-        previous = (
-            {text(mapping(c).get("name")): mapping(c) for c in old_statuses}
-            if old_statuses
-            else _NO_STATUSES
-        )
-        new["containerStatuses"] = [
-            self._container(
-                mapping(c), previous, pod_uid, started, now, phase, exit_code if finished else None
+        containers = items(pod_spec.get("containers"))
+        if not old_statuses and not finished:
+            # A first report of a running pod (nothing of the old statuses to keep): what
+            # ``_container`` makes of it, without its look-ups of a previous state.
+            new["containerStatuses"] = [
+                self._first_running(mapping(c), pod_uid, started) for c in containers
+            ]
+        else:
+            previous = (
+                {text(mapping(c).get("name")): mapping(c) for c in old_statuses}
+                if old_statuses
+                else _NO_STATUSES
             )
-            for c in items(pod_spec.get("containers"))
-        ]
+            new["containerStatuses"] = [
+                self._container(
+                    mapping(c),
+                    previous,
+                    pod_uid,
+                    started,
+                    now,
+                    phase,
+                    exit_code if finished else None,
+                )
+                for c in containers
+            ]
         new["conditions"] = self._conditions(old, phase, started, now)
         return new
+
+    def _first_running(
+        self, container: Mapping[str, Any], pod_uid: str, started: str
+    ) -> dict[str, Any]:
+        """``_container(container, {}, pod_uid, started, now, "Running", None)``."""
+        name = text(container.get("name"))
+        return {
+            "containerID": _container_id(self.seed, pod_uid, name, started),
+            "image": text(container.get("image")),
+            "lastState": {},
+            "name": name,
+            "ready": True,
+            "restartCount": 0,
+            "started": True,
+            "state": {"running": {"startedAt": started}},
+        }
 
     def _init_container(self, container: Any, pod_uid: str, started: str) -> dict[str, Any]:
         name = text(mapping(container).get("name"))
@@ -284,15 +319,23 @@ class SimKubelet:
         old_conditions = items(old.get("conditions"))
         if not old_conditions:
             # Nothing to keep (a pod given Running, reported the first time): what the
-            # general case below makes of no conditions, without its passes.
+            # general case below makes of no conditions, without its passes. Pods started
+            # together get alike conditions: copies of one made list (50k given-Running pods
+            # in a 5k-node dump's first cycle, a handful of distinct times).
             when = started if running else now
-            return [
-                condition("PodReadyToStartContainers", running, when),
-                condition("Initialized", True, started),
-                condition("Ready", running, when, finished_reason),
-                condition("ContainersReady", running, when, finished_reason),
-                condition("PodScheduled", True, started),
-            ]
+            key = (running, when, started)
+            first = _FIRST_CONDITIONS.get(key)
+            if first is None:
+                if len(_FIRST_CONDITIONS) >= _FIRST_CONDITIONS_KEPT:
+                    _FIRST_CONDITIONS.clear()
+                first = _FIRST_CONDITIONS[key] = (
+                    condition("PodReadyToStartContainers", running, when),
+                    condition("Initialized", True, started),
+                    condition("Ready", running, when, finished_reason),
+                    condition("ContainersReady", running, when, finished_reason),
+                    condition("PodScheduled", True, started),
+                )
+            return [dict(c) for c in first]
         kept = {text(mapping(c).get("type")): mapping(c) for c in old_conditions}
         scheduled = kept.get("PodScheduled")
         if scheduled is None or scheduled.get("status") != "True":
