@@ -61,6 +61,8 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),
     ("volcano_py.plugins.proportion", "_LAZY_SHARE", False),
     ("volcano_py.plugins.drf", "_LAZY_SHARE", False),
+    ("volcano_py.metrics.batch", "_BATCHED", False),
+    ("volcano_py.framework.statement", "_BATCH_COMMIT", False),
 )
 
 
