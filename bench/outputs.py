@@ -63,6 +63,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.plugins.drf", "_LAZY_SHARE", False),
     ("volcano_py.metrics.batch", "_BATCHED", False),
     ("volcano_py.framework.statement", "_BATCH_COMMIT", False),
+    ("volcano_py.plugins._kube_scheduling.session_pods", "_SHARED", False),
 )
 
 

@@ -63,7 +63,7 @@ from volcano_py.plugins._kube_scheduling.podspec import (
     tolerations,
 )
 from volcano_py.plugins._kube_scheduling.selectors import preferred_node_terms
-from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods, session_pods
 from volcano_py.plugins._kube_scheduling.taints import (
     Toleration,
     intolerable_prefer_no_schedule,
@@ -532,8 +532,7 @@ class NodeOrderPlugin:
     def on_session_open(self, ssn: Session) -> None:
         weights = self.weights
         index = NodeIndex(ssn.node_list)
-        pods = SessionPods(ssn)
-        ssn.add_event_handler(pods.handler(self.name))
+        pods = session_pods(ssn, self.name)
         requested = RequestedTracker(ssn, pods)
         static = StaticScores(index)
         tracker = AffinityTracker(pods, index) if weights.pod_affinity else None

@@ -58,7 +58,7 @@ from volcano_py.plugins._kube_scheduling.node_index import NodeIndex
 from volcano_py.plugins._kube_scheduling.pod_affinity import PLUGIN as INTER_POD_AFFINITY
 from volcano_py.plugins._kube_scheduling.podspec import affinity, init_containers
 from volcano_py.plugins._kube_scheduling.selectors import name_conflict
-from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.session_pods import session_pods
 from volcano_py.plugins._kube_scheduling.topology_spread import PLUGIN as POD_TOPOLOGY_SPREAD
 from volcano_py.plugins._kube_scheduling.topology_spread import TopologySpread
 from volcano_py.plugins.predicates.dra import DynamicResources
@@ -212,8 +212,7 @@ class PredicatesPlugin:
     def on_session_open(self, ssn: Session) -> None:
         flags = self.flags
         index = NodeIndex(ssn.node_list)
-        pods = SessionPods(ssn)
-        ssn.add_event_handler(pods.handler(self.name))
+        pods = session_pods(ssn, self.name)
         static = StaticMasks(index, StaticFilters(flags.node_affinity, flags.taint_toleration))
         pod_count = PodCountMask(pods, ssn.matrix)
         ports = PortTracker(pods) if flags.node_ports else None
