@@ -90,14 +90,17 @@ class Statement:
 
     def _fire(self, task: TaskInfo, allocate: bool) -> list[str]:
         errors = []
+        # One event for the handlers in turn while none sets an error: each handler still
+        # gets an event with no error set (a fresh one after a veto).
+        event = Event(task)
         for handler in self.ssn.event_handlers:
             callback = handler.allocate if allocate else handler.deallocate
             if callback is None:
                 continue
-            event = Event(task)
             callback(event)
             if event.error:
                 errors.append(event.error)
+                event = Event(task)
         return errors
 
     def _set_status(self, task: TaskInfo, status: TaskStatus) -> None:
