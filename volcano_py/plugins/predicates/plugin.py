@@ -53,7 +53,7 @@ from volcano_py.api.types import Status, StatusCode
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf_check import RetiredArgument
 from volcano_py.framework.session import Session
-from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.affinity_tracker import affinity_tracker
 from volcano_py.plugins._kube_scheduling.node_index import NodeIndex
 from volcano_py.plugins._kube_scheduling.pod_affinity import PLUGIN as INTER_POD_AFFINITY
 from volcano_py.plugins._kube_scheduling.podspec import affinity, init_containers
@@ -216,7 +216,7 @@ class PredicatesPlugin:
         static = StaticMasks(index, StaticFilters(flags.node_affinity, flags.taint_toleration))
         pod_count = PodCountMask(pods, ssn.matrix)
         ports = PortTracker(pods) if flags.node_ports else None
-        pod_affinity = AffinityTracker(pods, index) if flags.pod_affinity else None
+        pod_affinity = affinity_tracker(ssn, pods, index) if flags.pod_affinity else None
         spread = TopologySpread(pods, index) if flags.pod_topology_spread else None
         simulation = (
             PredicatesSimulation(self.name, pod_affinity) if pod_affinity is not None else None
