@@ -57,6 +57,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.api.node", "_PLAIN_FLOAT_CHARGES", False),
     ("volcano_py.cache.cache", "_BIND_PENDING_IN_PLACE", False),
     ("volcano_py.api.job", "_KEEP_TASK_SUMS", False),
+    ("volcano_py.api.job", "_ONE_CALL_MOVES", False),
     ("volcano_py.framework.session", "_SUM_BY_JOB", False),
     ("volcano_py.metrics.scheduler", "_SKIP_UNCHANGED_GAUGES", False),
     ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from volcano_py import metrics
+from volcano_py.api import job as job_module
 from volcano_py.api.dra import DraStore
 from volcano_py.api.hypernode import HyperNodeSpecError, HyperNodeStore, HyperNodeTree
 from volcano_py.api.job import JobInfo, PodGroupInfo
@@ -802,10 +803,13 @@ class SchedulerCache:
             return False
         del self.tasks[key]
         if job is not None:
-            job.delete_task(cached)
+            existing = job.tasks.get(cached.uid)
+            if job_module._ONE_CALL_MOVES and existing is not None and not job.sub_group_policies:
+                job.refile_task(existing, bound, bound.status)
+            else:
+                job.delete_task(cached)
+                job.add_task(bound)
         self.tasks[key] = bound
-        if job is not None:
-            job.add_task(bound)
         return True
 
     def evict(self, task: TaskInfo, reason: str) -> None:
