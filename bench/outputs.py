@@ -60,6 +60,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.api.job", "_ONE_CALL_MOVES", False),
     ("volcano_py.framework.session", "_SUM_BY_JOB", False),
     ("volcano_py.metrics.scheduler", "_SKIP_UNCHANGED_GAUGES", False),
+    ("volcano_py.metrics.scheduler", "_DIRECT_SERIES", False),
     ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),
     ("volcano_py.plugins.proportion", "_LAZY_SHARE", False),
     ("volcano_py.plugins.proportion", "_PLAIN_ALLOCATABLE", False),
