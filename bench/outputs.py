@@ -53,14 +53,22 @@ WALL_TIMED: tuple[str, ...] = (
 # (module, flag, reference value): the shortcuts ``--reference`` switches off.
 REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.actions.allocate", "_SORTED_TASKS", False),
+    ("volcano_py.actions.allocate", "_SKIP_NOTHING_PENDING", False),
     ("volcano_py.api.node", "_PLAIN_FLOAT_CHARGES", False),
     ("volcano_py.cache.cache", "_BIND_PENDING_IN_PLACE", False),
     ("volcano_py.api.job", "_KEEP_TASK_SUMS", False),
+    ("volcano_py.api.job", "_ONE_CALL_MOVES", False),
     ("volcano_py.framework.session", "_SUM_BY_JOB", False),
     ("volcano_py.metrics.scheduler", "_SKIP_UNCHANGED_GAUGES", False),
+    ("volcano_py.metrics.scheduler", "_DIRECT_SERIES", False),
     ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),
     ("volcano_py.plugins.proportion", "_LAZY_SHARE", False),
+    ("volcano_py.plugins.proportion", "_PLAIN_ALLOCATABLE", False),
     ("volcano_py.plugins.drf", "_LAZY_SHARE", False),
+    ("volcano_py.metrics.batch", "_BATCHED", False),
+    ("volcano_py.framework.statement", "_BATCH_COMMIT", False),
+    ("volcano_py.plugins._kube_scheduling.session_pods", "_SHARED", False),
+    ("volcano_py.plugins._kube_scheduling.affinity_tracker", "_SHARED", False),
 )
 
 

@@ -5,7 +5,9 @@
   known, onto a known node with room, done as the remove-then-add it stands for without the
   general path's checks (reference: ``cache._BIND_PENDING_IN_PLACE = False``);
 * ``NodeInfo._charge`` in plain Python floats column by column (reference: numpy row
-  arithmetic, ``node._PLAIN_FLOAT_CHARGES = False``).
+  arithmetic, ``node._PLAIN_FLOAT_CHARGES = False``);
+* ``JobInfo.refile_task``, the job's side of a bind in one call (reference: ``delete_task``
+  then ``add_task``, ``job._ONE_CALL_MOVES = False``, switched with the reference above).
 
 Random event sequences (pods on known, unknown and placeholder nodes, jobs with and without
 PodGroups, scalar resources first seen late, Releasing pods, node updates) interleaved with
@@ -21,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from volcano_py.api import job as job_module
 from volcano_py.api import node as node_module
 from volcano_py.api.node_matrix import FIELDS
 from volcano_py.cache import cache as cache_module
@@ -165,6 +168,8 @@ def _books_with(steps: list[Step], in_place: bool, plain_floats: bool) -> Any:
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(cache_module, "_BIND_PENDING_IN_PLACE", in_place)
         monkeypatch.setattr(node_module, "_PLAIN_FLOAT_CHARGES", plain_floats)
+        # The job's refiling in one call goes with the short path (off in the reference).
+        monkeypatch.setattr(job_module, "_ONE_CALL_MOVES", in_place or plain_floats)
         return _books(*_run(steps))
 
 

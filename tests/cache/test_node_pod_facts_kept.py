@@ -36,7 +36,7 @@ from volcano_py.cache.cache import CacheBindError, SchedulerCache
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
 from volcano_py.framework.session import Session, open_session
 from volcano_py.framework.statement import Statement, StatementError
-from volcano_py.plugins._kube_scheduling import session_pods
+from volcano_py.plugins._kube_scheduling import affinity_tracker, session_pods
 from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
 from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
 from volcano_py.plugins.nodeorder import RequestedTracker
@@ -160,7 +160,8 @@ def check_session(ssn: Session) -> None:
         for handler in ssn.event_handlers
         if isinstance(getattr(handler.allocate, "__self__", None), SessionPods)
     ]
-    assert len(views) == 2  # nodeorder's and predicates'
+    # One shared by nodeorder and predicates, or each its own (``session_pods._SHARED``).
+    assert len(views) == (1 if session_pods._SHARED else 2)
     for pods in views:
         for row in range(len(pods.node_list)):
             extra, with_affinity = _fresh(pods.pods(row))
@@ -308,9 +309,19 @@ SESSION_OPERATIONS = st.lists(
 )
 
 
+@pytest.mark.parametrize("shared", [True, False])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations=SESSION_OPERATIONS)
-def test_session_view_equals_a_fresh_sum(operations: list[tuple[str, int, int]]) -> None:
+def test_session_view_equals_a_fresh_sum(
+    shared: bool, operations: list[tuple[str, int, int]]
+) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(session_pods, "_SHARED", shared)
+        monkeypatch.setattr(affinity_tracker, "_SHARED", shared)
+        _session_view_equals_a_fresh_sum(operations)
+
+
+def _session_view_equals_a_fresh_sum(operations: list[tuple[str, int, int]]) -> None:
     cache = _session_cache()
     ssn = _open(cache)
     statements: list[Statement] = [ssn.statement()]

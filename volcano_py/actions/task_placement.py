@@ -21,7 +21,12 @@ from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.sub_job import SubJobInfo
 from volcano_py.api.task import TaskInfo, same_pod_template
 from volcano_py.api.types import FitError, FitErrors
-from volcano_py.framework.node_selection import PredicateHelper, RunSearch, prioritize_nodes
+from volcano_py.framework.node_selection import (
+    PredicateHelper,
+    RunSearch,
+    RunStages,
+    prioritize_nodes,
+)
 from volcano_py.framework.session import Session
 from volcano_py.framework.statement import Statement, StatementError
 
@@ -49,9 +54,32 @@ def allocate_tasks(
     ``tasks`` is consumed lazily: what the loop did not reach stays with the caller.
     ``hyper_node`` and ``sub_job`` are given by the HyperNode search only.
     """
-    statement = ssn.statement()
-    # The job's metric series, looked up once for all the tasks placed here.
+    # The job's metric series, looked up once for all the tasks placed here, and the runs'
+    # stage timings: their observations are handed to the histograms once, at the end.
     series = metrics.JobScheduledSeries(job.name, job.queue, job.namespace)
+    stages = RunStages()
+    try:
+        return _allocate_tasks(
+            ssn, helper, job, queue, tasks, rows, hyper_node, sub_job, series, stages
+        )
+    finally:
+        series.flush()
+        stages.flush()
+
+
+def _allocate_tasks(
+    ssn: Session,
+    helper: PredicateHelper,
+    job: JobInfo,
+    queue: QueueInfo,
+    tasks: Iterator[TaskInfo],
+    rows: IntArray,
+    hyper_node: str,
+    sub_job: SubJobInfo | None,
+    series: metrics.JobScheduledSeries,
+    stages: RunStages,
+) -> Statement | None:
+    statement = ssn.statement()
     allocated = sub_job.allocated_hyper_node if sub_job is not None else ""
     with_topology = sub_job is not None and sub_job.with_network_topology()
     owner = sub_job.uid if sub_job is not None else None
@@ -115,7 +143,7 @@ def allocate_tasks(
             # plugins allow (asked once per run of like tasks).
             uniform = ssn.run_uniform_scores(task, rows) if previous is not declined else None
             if uniform is not None:
-                run = RunSearch(ssn, helper, task, rows, uniform)
+                run = RunSearch(ssn, helper, task, rows, uniform, stages)
             else:
                 declined = task
         previous = task if batch else None

@@ -74,6 +74,9 @@ _Key = TypeVar("_Key")
 
 # ``task_sums`` kept per tasks version (False: summed at every call, the tests' reference).
 _KEEP_TASK_SUMS = True
+# A status move (and the cache's bind) refiles a task in one call, ``refile_task`` (False:
+# ``_unfile_task`` then ``add_task``, the tests' reference).
+_ONE_CALL_MOVES = True
 
 # Every change to a job's tasks takes a number never used before (``JobInfo.tasks_version``).
 _TASK_VERSIONS: Final = itertools.count(1)
@@ -521,10 +524,52 @@ class JobInfo:
 
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the index and the sums right."""
+        if _ONE_CALL_MOVES and not self.sub_group_policies:
+            existing = self.tasks.get(task.uid)
+            if existing is not None:
+                self.refile_task(existing, task, status)
+                return
         if task.uid in self.tasks:
             self._unfile_task(task)
         task.status = status
         self.add_task(task)
+
+    def refile_task(self, existing: TaskInfo, task: TaskInfo, status: TaskStatus) -> None:
+        """``_unfile_task`` of ``existing`` (the job's task with ``task``'s uid), then
+        ``add_task(task)`` at ``status``, in one call: the same dict changes, counter moves
+        and Resource additions and subtractions in the same order (a placement moves two
+        statuses, a bind one more). Not for a job with sub-group policies."""
+        uid = existing.uid
+        tasks = self.tasks
+        del tasks[uid]
+        next(_TASK_VERSIONS)  # the version ``_unfile_task`` takes, never seen
+        old = existing.status
+        request = existing.resreq
+        self.total_request.sub_without_assert(request)
+        if old in ALLOCATED_STATUSES:
+            self.allocated.sub_without_assert(request)
+        index = self.task_status_index
+        bucket = index.get(old)
+        if bucket is not None:
+            bucket.pop(uid, None)
+            if not bucket:
+                del index[old]
+        role_counts = self.role_counts
+        role_counts[(existing.task_role, old)] -= 1
+        if old is TaskStatus.PENDING and existing.best_effort:
+            self.best_effort_pending[existing.task_role] -= 1
+        task.status = status
+        # add_task(task)
+        self.tasks_version = next(_TASK_VERSIONS)
+        tasks[task.uid] = task
+        index.setdefault(status, {})[task.uid] = task
+        request = task.resreq
+        self.total_request.add(request)
+        if status in ALLOCATED_STATUSES:
+            self.allocated.add(request)
+        role_counts[(task.task_role, status)] += 1
+        if status is TaskStatus.PENDING and task.best_effort:
+            self.best_effort_pending[task.task_role] += 1
 
     def _shell(self) -> JobInfo:
         """A copy of everything but the tasks: own sums, counters and PodGroup status. (A

@@ -13,11 +13,12 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from volcano_py import metrics
+from volcano_py.api import job as job_module
 from volcano_py.api.dra import DraStore
 from volcano_py.api.hypernode import HyperNodeSpecError, HyperNodeStore, HyperNodeTree
 from volcano_py.api.job import JobInfo, PodGroupInfo
@@ -727,28 +728,55 @@ class SchedulerCache:
         """A session committed ``task`` to ``task.node_name``: account it as Binding here
         (so the next snapshot sees it placed) and hand it to the binder. Refused, with the
         cache unchanged, when the pod is gone or the node has no room left for it."""
-        key = task.key
         with self.lock:
-            cached = self.tasks.get(key)
-            if cached is None or cached.uid != task.uid:
-                raise CacheBindError(f"pod {key} no longer exists; not bound")
-            bound = cached.clone()
-            bound.node_name = task.node_name
-            bound.status = TaskStatus.BINDING
-            bound.pod_annotations = dict(task.pod_annotations)
-            if not (_BIND_PENDING_IN_PLACE and self._bind_pending(key, cached, bound)):
-                self._remove_task(cached)
-                try:
-                    self._add_task(bound)
-                except NodeFitError as error:
-                    self._remove_task(bound)
-                    self._add_task(cached)
-                    raise CacheBindError(f"pod {key}: {error}") from error
-            if task.claim_allocations:
-                consumer = {"resource": "pods", "name": task.name, "uid": task.uid}
-                for claim_key, allocation in task.claim_allocations.items():
-                    self.dra.assume(claim_key, allocation or {}, consumer)
+            self._assume_bound(task)
         self.binder.bind(task, task.node_name)
+
+    def add_bind_tasks(self, tasks: Sequence[TaskInfo]) -> list[Exception | None]:
+        """``add_bind_task`` of each of ``tasks``, in order, as one call: the cache's part of
+        every bind under one hold of the lock, then the binder's, in the same order. Per
+        task, what ``add_bind_task`` would have raised (None: bound); a task refused does not
+        stop the others, as a statement goes on after a failed bind."""
+        outcomes: list[Exception | None] = []
+        with self.lock:
+            for task in tasks:
+                try:
+                    self._assume_bound(task)
+                except Exception as error:  # handed back to the statement
+                    outcomes.append(error)
+                else:
+                    outcomes.append(None)
+        binder = self.binder
+        for at, task in enumerate(tasks):
+            if outcomes[at] is None:
+                try:
+                    binder.bind(task, task.node_name)
+                except Exception as error:  # handed back to the statement
+                    outcomes[at] = error
+        return outcomes
+
+    def _assume_bound(self, task: TaskInfo) -> None:
+        """The cache's part of a bind (the lock held): the task Binding on its node."""
+        key = task.key
+        cached = self.tasks.get(key)
+        if cached is None or cached.uid != task.uid:
+            raise CacheBindError(f"pod {key} no longer exists; not bound")
+        bound = cached.clone()
+        bound.node_name = task.node_name
+        bound.status = TaskStatus.BINDING
+        bound.pod_annotations = dict(task.pod_annotations)
+        if not (_BIND_PENDING_IN_PLACE and self._bind_pending(key, cached, bound)):
+            self._remove_task(cached)
+            try:
+                self._add_task(bound)
+            except NodeFitError as error:
+                self._remove_task(bound)
+                self._add_task(cached)
+                raise CacheBindError(f"pod {key}: {error}") from error
+        if task.claim_allocations:
+            consumer = {"resource": "pods", "name": task.name, "uid": task.uid}
+            for claim_key, allocation in task.claim_allocations.items():
+                self.dra.assume(claim_key, allocation or {}, consumer)
 
     def _bind_pending(self, key: str, cached: TaskInfo, bound: TaskInfo) -> bool:
         """``_remove_task(cached)`` then ``_add_task(bound)`` for the common bind: a task on
@@ -775,10 +803,13 @@ class SchedulerCache:
             return False
         del self.tasks[key]
         if job is not None:
-            job.delete_task(cached)
+            existing = job.tasks.get(cached.uid)
+            if job_module._ONE_CALL_MOVES and existing is not None and not job.sub_group_policies:
+                job.refile_task(existing, bound, bound.status)
+            else:
+                job.delete_task(cached)
+                job.add_task(bound)
         self.tasks[key] = bound
-        if job is not None:
-            job.add_task(bound)
         return True
 
     def evict(self, task: TaskInfo, reason: str) -> None:

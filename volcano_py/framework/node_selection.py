@@ -23,6 +23,7 @@ from volcano_py.api.resource import MIN_RESOURCE, DimensionDefault, Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import FitError, FitErrors, Status, StatusCode
 from volcano_py.framework.feasibility import FeasibilityOptions, feasible_nodes_to_find
+from volcano_py.metrics.batch import ObservationBatch
 
 if TYPE_CHECKING:
     from volcano_py.framework.hooks import NodeMask
@@ -400,6 +401,22 @@ def prioritize_nodes(ssn: Session, task: TaskInfo, rows: IntArray) -> NodeInfo |
     return None
 
 
+class RunStages:
+    """The predicate and scoring stage timings of the runs of one allocation attempt, handed
+    to ``scheduling_stage_duration_milliseconds`` in bulk (``ObservationBatch``) by ``flush``
+    at the attempt's end."""
+
+    __slots__ = ("predicate", "scoring")
+
+    def __init__(self) -> None:
+        self.predicate = ObservationBatch(metrics.STAGE_PREDICATE)
+        self.scoring = ObservationBatch(metrics.STAGE_SCORING)
+
+    def flush(self) -> None:
+        self.predicate.flush()
+        self.scoring.flush()
+
+
 class RunSearch:
     """The node search and scoring of a run of like tasks of one job (``same_pod_template``)
     that allocate places one after the other over the same candidate rows (every node on the
@@ -436,6 +453,7 @@ class RunSearch:
         "_seen",
         "_short_of_idle",
         "_ssn",
+        "_stages",
         "_uniform",
         "_vector",
         "_wanted",
@@ -451,8 +469,11 @@ class RunSearch:
         task: TaskInfo,
         rows: IntArray,
         uniform: Mapping[str, Callable[[TaskInfo], float]] | None = None,
+        stages: RunStages | None = None,
     ) -> None:
         self._ssn = ssn
+        # Where the stage timings go (None: straight to the histograms).
+        self._stages = stages
         # The role's failed nodes (the predicate error cache), shared with the per-task
         # search of the same attempt: the run skips them and adds its own.
         self._helper = helper
@@ -596,7 +617,12 @@ class RunSearch:
             # so the run's own view does not change.
             examined_rows = rows[(np.arange(examined) + shift) % total]
             self._helper.remember_role_failures(group, examined_rows[~passes[examined_rows]])
-        metrics.STAGE_PREDICATE.observe(metrics.milliseconds(time.perf_counter() - started))
+        elapsed = metrics.milliseconds(time.perf_counter() - started)
+        stages = self._stages
+        if stages is not None:
+            stages.predicate.observe(elapsed)
+        else:
+            metrics.STAGE_PREDICATE.observe(elapsed)
         # prioritize_nodes: where it fits now, else (every candidate fits the future idle).
         if self._short_of_idle:
             fits_idle = idle[candidates]
@@ -619,7 +645,11 @@ class RunSearch:
         for uniform in self._uniform:
             # After the per-row sum, as ``Session.node_scores`` adds it (the last parts).
             scores += uniform(task)
-        metrics.STAGE_SCORING.observe(metrics.milliseconds(time.perf_counter() - started))
+        elapsed = metrics.milliseconds(time.perf_counter() - started)
+        if stages is not None:
+            stages.scoring.observe(elapsed)
+        else:
+            metrics.STAGE_SCORING.observe(elapsed)
         ties = candidates[scores == scores.max()]
         chosen = int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])
         return True, ssn.node_list[chosen]

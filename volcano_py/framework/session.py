@@ -203,6 +203,10 @@ class Session:
             {name for node in self.node_list[:1] for name in node.defined_scalars},
         )
         self.plugins: dict[str, Plugin] = {}
+        # State plugins share through a helper module (plugins never import each other), by
+        # the helper's key: one view of the pods on the nodes for every plugin that follows
+        # them, told once per event.
+        self.shared: dict[str, Any] = {}
         self.event_handlers: list[EventHandler] = []
         self.dirty_jobs: set[str] = set()
         self.enabled_actions: set[str] = set(conf.actions)

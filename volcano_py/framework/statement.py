@@ -8,7 +8,7 @@ anywhere: it only reserves room inside the session.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -19,8 +19,16 @@ from volcano_py.api.node import NodeFitError, NodeInfo
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
 from volcano_py.framework.event import Event, EventHandler
+from volcano_py.metrics.batch import ObservationBatch
 
 log = logging.getLogger(__name__)
+
+# A stretch of binds goes to a sink offering ``add_bind_tasks`` in one call (False: one
+# ``add_bind_task`` each, the tests' reference).
+_BATCH_COMMIT = True
+
+# ``SchedulerCache.add_bind_tasks``: per task, what ``add_bind_task`` would have raised.
+BindAll = Callable[[Sequence[TaskInfo]], list[Exception | None]]
 
 
 class BindEvictSink(Protocol):
@@ -82,14 +90,17 @@ class Statement:
 
     def _fire(self, task: TaskInfo, allocate: bool) -> list[str]:
         errors = []
+        # One event for the handlers in turn while none sets an error: each handler still
+        # gets an event with no error set (a fresh one after a veto).
+        event = Event(task)
         for handler in self.ssn.event_handlers:
             callback = handler.allocate if allocate else handler.deallocate
             if callback is None:
                 continue
-            event = Event(task)
             callback(event)
             if event.error:
                 errors.append(event.error)
+                event = Event(task)
         return errors
 
     def _set_status(self, task: TaskInfo, status: TaskStatus) -> None:
@@ -192,10 +203,24 @@ class Statement:
         self.operations = []
 
     def commit(self) -> None:
-        """Send evictions and binds to the cache, in order."""
+        """Send evictions and binds to the cache, in order. A stretch of binds goes to a
+        sink that takes them at once (``add_bind_tasks``) in one call."""
         sink = self.ssn.sink
-        for operation in self.operations:
+        bind_all: BindAll | None = getattr(sink, "add_bind_tasks", None) if _BATCH_COMMIT else None
+        assumed = ObservationBatch(metrics.TASK_ASSUMED)
+        operations = self.operations
+        at, count = 0, len(operations)
+        while at < count:
+            operation = operations[at]
             task = operation.task
+            if bind_all is not None and operation.op is Op.ALLOCATE:
+                end = at + 1
+                while end < count and operations[end].op is Op.ALLOCATE:
+                    end += 1
+                self._bind_stretch(bind_all, [op.task for op in operations[at:end]], assumed)
+                at = end
+                continue
+            at += 1
             task.last_transaction = None
             if operation.op is Op.EVICT:
                 try:
@@ -211,17 +236,34 @@ class Statement:
                     log.error("failed to bind %s: %s", task.key, error)
                     self._unallocate(task)
                 else:
-                    self._observe_assumed(task)
+                    self._observe_assumed(task, assumed)
+        assumed.flush()
         self.operations = []
 
-    def _observe_assumed(self, task: TaskInfo) -> None:
+    def _bind_stretch(
+        self, bind_all: BindAll, tasks: list[TaskInfo], assumed: ObservationBatch
+    ) -> None:
+        """``commit``'s binds of consecutive allocations, handed to the sink in one call; the
+        session's part follows task by task, in order, as ``commit`` does it for one."""
+        for task in tasks:
+            task.last_transaction = None
+        outcomes = bind_all(tasks)
+        for task, error in zip(tasks, outcomes, strict=True):
+            if error is not None:
+                log.error("failed to bind %s: %s", task.key, error)
+                self._unallocate(task)
+                continue
+            self._set_status(task, TaskStatus.BINDING)
+            self._observe_assumed(task, assumed)
+
+    def _observe_assumed(self, task: TaskInfo, assumed: ObservationBatch) -> None:
         """``task_scheduling_latency{stage="Assumed"}``: from the pod's creation to the
         moment its bind is handed to the cache (the session's clock)."""
         if not metrics.RECORDING.on:
             return
         created = metrics.epoch_seconds(task.creation_timestamp)
         if created is not None:
-            metrics.TASK_ASSUMED.observe(metrics.milliseconds(max(0.0, self.ssn.now - created)))
+            assumed.observe(metrics.milliseconds(max(0.0, self.ssn.now - created)))
 
     def merge(self, *others: Statement) -> None:
         for other in others:

@@ -18,6 +18,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from volcano_py.api.resource import Resource
 from volcano_py.metrics import buckets
+from volcano_py.metrics.batch import ObservationBatch
 from volcano_py.metrics.recording import RECORDING
 from volcano_py.metrics.registry import NAMESPACE, SCHEDULER_REGISTRY, BareCounter
 
@@ -307,7 +308,9 @@ def job_scheduled(job_name: str, queue: str, namespace: str, now: float, created
     """A task of the job was just allocated or pipelined at ``now`` (Unix seconds), the job
     created at ``created``: ``UpdateE2eSchedulingDurationByJob`` (the per-job gauge and the
     histogram) and ``UpdateE2eSchedulingLastTimeByJob``."""
-    JobScheduledSeries(job_name, queue, namespace).scheduled(now, created)
+    series = JobScheduledSeries(job_name, queue, namespace)
+    series.scheduled(now, created)
+    series.flush()
 
 
 # ``JobScheduledSeries`` leaves its gauges alone when they already hold the value it would set
@@ -319,9 +322,11 @@ class JobScheduledSeries:
     """``job_scheduled`` for one job, its two gauge series looked up on first use and then
     kept: a gang's tasks are placed one after another, and the label lookup was most of the
     cost of recording each. Kept for one allocation attempt only; if the job is deleted
-    meanwhile its removed series are not brought back by the attempt's later tasks."""
+    meanwhile its removed series are not brought back by the attempt's later tasks. The
+    histogram's observations are kept until ``flush`` (``ObservationBatch``): the holder
+    flushes at the end of its attempt."""
 
-    __slots__ = ("_duration", "_last", "_set_for", "job_name", "namespace", "queue")
+    __slots__ = ("_duration", "_last", "_latency", "_set_for", "job_name", "namespace", "queue")
 
     def __init__(self, job_name: str, queue: str, namespace: str) -> None:
         self.job_name, self.queue, self.namespace = job_name, queue, namespace
@@ -331,6 +336,11 @@ class JobScheduledSeries:
         # are placed at one session time, and setting a gauge to the value it already
         # holds changes nothing anyone reads (the histogram still counts every task).
         self._set_for: tuple[float, float] | None = None
+        self._latency = ObservationBatch(E2E_JOB_SCHEDULING_LATENCY)
+
+    def flush(self) -> None:
+        """Hand the kept observations to the histogram."""
+        self._latency.flush()
 
     def scheduled(self, now: float, created: float) -> None:
         if not RECORDING.on:
@@ -340,7 +350,7 @@ class JobScheduledSeries:
             labels = (self.job_name, self.queue, self.namespace)
             self._duration = E2E_JOB_SCHEDULING_DURATION.labels(*labels)
             self._duration.set(elapsed)
-            E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
+            self._latency.observe(elapsed)
             self._last = E2E_JOB_SCHEDULING_LAST_TIME.labels(*labels)
             self._last.set(int(now))
             self._set_for = (now, created)
@@ -348,18 +358,34 @@ class JobScheduledSeries:
         unchanged = _SKIP_UNCHANGED_GAUGES and self._set_for == (now, created)
         if not unchanged:
             self._duration.set(elapsed)
-        E2E_JOB_SCHEDULING_LATENCY.observe(elapsed)
+        self._latency.observe(elapsed)
         if not unchanged:
             self._last.set(int(now))
             self._set_for = (now, created)
 
 
+# A per-job series already made is taken from the metric's own table of series (False:
+# always through ``labels()``, which checks and converts the values and takes the metric's
+# lock; the tests' reference). drf sets every job's share at each session's open and close,
+# 10k lookups a session at 5k running jobs.
+_DIRECT_SERIES = True
+
+
+def _series(metric: Gauge, *values: str) -> Gauge:
+    """``metric.labels(*values)``: a series that exists is read from the table ``labels()``
+    keeps it in (keyed by the string values themselves), else made by ``labels()``."""
+    if _DIRECT_SERIES:
+        existing = metric._metrics.get(values)
+        if isinstance(existing, Gauge):
+            return existing
+    return metric.labels(*values)
+
+
 def job_share(namespace: str, job_name: str, share: float) -> None:
     """``UpdateJobShare``: drf's share of one job (set at every session open and close)."""
     if RECORDING.on:
-        # By position (job_ns, job_id): a third cheaper than by name, asked twice a session
-        # for every job.
-        JOB_SHARE.labels(namespace, job_name).set(share)
+        # By position (job_ns, job_id), asked twice a session for every job.
+        _series(JOB_SHARE, namespace, job_name).set(share)
 
 
 def job_retried(job_name: str) -> None:
@@ -371,7 +397,7 @@ def job_retried(job_name: str) -> None:
 def unschedulable_tasks(job_name: str, count: int) -> None:
     """``UpdateUnscheduleTaskCount``: the job's tasks gang counts unschedulable."""
     if RECORDING.on:
-        UNSCHEDULE_TASK_COUNT.labels(job_name).set(count)  # job_id, by position
+        _series(UNSCHEDULE_TASK_COUNT, job_name).set(count)  # job_id, by position
 
 
 def forget_job(job_name: str, queue: str, namespace: str) -> None:

@@ -50,7 +50,7 @@ from volcano_py.api.resource import GPU
 from volcano_py.api.task import TaskInfo, derived_fact
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.session import Session
-from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.affinity_tracker import affinity_tracker
 from volcano_py.plugins._kube_scheduling.node_index import NodeIndex, preferred_scores
 from volcano_py.plugins._kube_scheduling.pod_affinity import ScoreState
 from volcano_py.plugins._kube_scheduling.podspec import (
@@ -63,7 +63,7 @@ from volcano_py.plugins._kube_scheduling.podspec import (
     tolerations,
 )
 from volcano_py.plugins._kube_scheduling.selectors import preferred_node_terms
-from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.session_pods import SessionPods, session_pods
 from volcano_py.plugins._kube_scheduling.taints import (
     Toleration,
     intolerable_prefer_no_schedule,
@@ -532,11 +532,10 @@ class NodeOrderPlugin:
     def on_session_open(self, ssn: Session) -> None:
         weights = self.weights
         index = NodeIndex(ssn.node_list)
-        pods = SessionPods(ssn)
-        ssn.add_event_handler(pods.handler(self.name))
+        pods = session_pods(ssn, self.name)
         requested = RequestedTracker(ssn, pods)
         static = StaticScores(index)
-        tracker = AffinityTracker(pods, index) if weights.pod_affinity else None
+        tracker = affinity_tracker(ssn, pods, index) if weights.pod_affinity else None
         spread = TopologySpread(pods, index) if weights.pod_topology_spread else None
         images = ImageLocality(ssn.node_list) if weights.image_locality else None
 

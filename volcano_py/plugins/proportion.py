@@ -61,6 +61,9 @@ PLUGIN_NAME = "proportion"
 # A queue's share computed when read after placements moved it (False: after every placement,
 # the tests' reference).
 _LAZY_SHARE = True
+# ``allocatable`` of a task without scalar resources in plain floats (False: always through
+# ``queue_allocatable``'s Resources, the tests' reference).
+_PLAIN_ALLOCATABLE = True
 
 
 @dataclass(slots=True)
@@ -373,6 +376,19 @@ class ProportionPlugin:
         return fits
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        if _PLAIN_ALLOCATABLE and queue.is_open:
+            attr = self.queue_attributes.get(queue.name)
+            request = task.resreq
+            if attr is not None and not request.scalar_resources:
+                # ``queue_allocatable`` of one task without scalars, in plain floats: the
+                # same sums (0.0 + request, then allocated + that) and comparisons. Asked
+                # for every task allocate places; a refusal goes the general way (it logs).
+                cpu, memory = 0.0 + request.milli_cpu, 0.0 + request.memory
+                allocated, deserved = attr.allocated, attr.deserved
+                if not (cpu > 0 and allocated.milli_cpu + cpu > deserved.milli_cpu) and not (
+                    memory > 0 and allocated.memory + memory > deserved.memory
+                ):
+                    return True
         return self.queue_allocatable(queue, [task])
 
     def _job_enqueueable(self, ssn: Session) -> VoteFn:

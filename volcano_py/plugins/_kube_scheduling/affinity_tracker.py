@@ -11,7 +11,7 @@ so a session with thousands of distinct pods does not pay for updating all of th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from volcano_py.api.pod_facts import has_pod_affinity, task_has_pod_affinity
 from volcano_py.api.task import TaskInfo, derived_fact
@@ -30,7 +30,17 @@ from volcano_py.plugins._kube_scheduling.podspec import (
 )
 from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
 
+if TYPE_CHECKING:
+    from volcano_py.framework.session import Session
+
 MAX_STATES: Final = 256
+
+# One tracker per session, shared by the plugins that ask (predicates' filter states,
+# nodeorder's score states), told once per pod event (False: one per plugin; the tests'
+# reference). Each state is kept by the same updates either way, and each plugin asks only
+# its own kind, so the bound on states evicts the same ones.
+_SHARED = True
+_SHARED_KEY = "kube_scheduling.affinity_tracker"
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -151,6 +161,19 @@ class AffinityTracker:
         return any(state.has_own_terms for state in self._filter_states.values()) or any(
             state.has_constraints for state in self._score_states.values()
         )
+
+
+def affinity_tracker(ssn: Session, pods: SessionPods, index: NodeIndex) -> AffinityTracker:
+    """The session's inter-pod affinity tracker over ``pods`` (made by the first plugin that
+    asks: the nodes' labels are the same in every plugin's index)."""
+    if _SHARED:
+        shared = ssn.shared.get(_SHARED_KEY)
+        if isinstance(shared, AffinityTracker) and shared.pods is pods:
+            return shared
+    tracker = AffinityTracker(pods, index)
+    if _SHARED:
+        ssn.shared[_SHARED_KEY] = tracker
+    return tracker
 
 
 def _bounded_put(states: dict[K, V], key: K, value: V) -> None:

@@ -31,6 +31,25 @@ if TYPE_CHECKING:
 
 PodListener = Callable[[TaskInfo, int, int], None]
 
+# One SessionPods per session, made and registered as an event handler by the first plugin
+# that asks, shared by the others (False: one per plugin, each told of every event; the tests'
+# reference). Every plugin's copy follows the same events into the same state, so one does.
+_SHARED = True
+_SHARED_KEY = "kube_scheduling.session_pods"
+
+
+def session_pods(ssn: Session, owner: str) -> SessionPods:
+    """The session's view of the pods on its nodes, its event handler registered."""
+    if _SHARED:
+        shared = ssn.shared.get(_SHARED_KEY)
+        if isinstance(shared, SessionPods):
+            return shared
+    pods = SessionPods(ssn)
+    ssn.add_event_handler(pods.handler(owner))
+    if _SHARED:
+        ssn.shared[_SHARED_KEY] = pods
+    return pods
+
 
 class SessionPods:
     def __init__(self, ssn: Session) -> None:

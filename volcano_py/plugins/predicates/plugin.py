@@ -53,12 +53,12 @@ from volcano_py.api.types import Status, StatusCode
 from volcano_py.framework.arguments import Arguments
 from volcano_py.framework.conf_check import RetiredArgument
 from volcano_py.framework.session import Session
-from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
+from volcano_py.plugins._kube_scheduling.affinity_tracker import affinity_tracker
 from volcano_py.plugins._kube_scheduling.node_index import NodeIndex
 from volcano_py.plugins._kube_scheduling.pod_affinity import PLUGIN as INTER_POD_AFFINITY
 from volcano_py.plugins._kube_scheduling.podspec import affinity, init_containers
 from volcano_py.plugins._kube_scheduling.selectors import name_conflict
-from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
+from volcano_py.plugins._kube_scheduling.session_pods import session_pods
 from volcano_py.plugins._kube_scheduling.topology_spread import PLUGIN as POD_TOPOLOGY_SPREAD
 from volcano_py.plugins._kube_scheduling.topology_spread import TopologySpread
 from volcano_py.plugins.predicates.dra import DynamicResources
@@ -212,12 +212,11 @@ class PredicatesPlugin:
     def on_session_open(self, ssn: Session) -> None:
         flags = self.flags
         index = NodeIndex(ssn.node_list)
-        pods = SessionPods(ssn)
-        ssn.add_event_handler(pods.handler(self.name))
+        pods = session_pods(ssn, self.name)
         static = StaticMasks(index, StaticFilters(flags.node_affinity, flags.taint_toleration))
         pod_count = PodCountMask(pods, ssn.matrix)
         ports = PortTracker(pods) if flags.node_ports else None
-        pod_affinity = AffinityTracker(pods, index) if flags.pod_affinity else None
+        pod_affinity = affinity_tracker(ssn, pods, index) if flags.pod_affinity else None
         spread = TopologySpread(pods, index) if flags.pod_topology_spread else None
         simulation = (
             PredicatesSimulation(self.name, pod_affinity) if pod_affinity is not None else None
