@@ -375,7 +375,9 @@ def _series(metric: Gauge, *values: str) -> Gauge:
     """``metric.labels(*values)``: a series that exists is read from the table ``labels()``
     keeps it in (keyed by the string values themselves), else made by ``labels()``."""
     if _DIRECT_SERIES:
-        existing = metric._metrics.get(values)
+        # An internal of prometheus_client: read defensively, so that a release that keeps
+        # its series elsewhere only takes the general way.
+        existing = getattr(metric, "_metrics", {}).get(values)
         if isinstance(existing, Gauge):
             return existing
     return metric.labels(*values)
