@@ -534,9 +534,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--concurrency",
         type=int,
-        default=64,
+        default=256,
         help="binds in flight: the scheduler's --bind-concurrency and the"
-        " ceiling binder's (default 64)",
+        " ceiling binder's (default 256, the scheduler's)",
     )
     parser.add_argument("--schedule-period", default="1s")
     parser.add_argument("--events", default="all", choices=("all", "warnings", "none"))

@@ -172,9 +172,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scheduling.add_argument(
         "--bind-concurrency",
         type=int,
-        default=64,
+        default=256,
         metavar="N",
-        help="binds in flight at once (default 64; volcano-py's own)",
+        help="binds in flight at once (default 256; volcano-py's own)",
     )
     scheduling.add_argument(
         "--events",
