@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -432,10 +433,23 @@ class Bench:
         result["writes_per_pod"] = sum(result["writes"].values()) / self.pods_total
         self.report["streaming"] = result
 
+    @contextlib.asynccontextmanager
+    async def sampling_cpu(self) -> AsyncIterator[None]:
+        """``self.cpu`` sampling while the body runs (the phases' CPU lines read it)."""
+        stop = asyncio.Event()
+        sampler = asyncio.create_task(self.cpu.run(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            await sampler
+
     async def run(self) -> dict[str, Any]:
+        async with self.sampling_cpu():
+            return await self._run()
+
+    async def _run(self) -> dict[str, Any]:
         await self.api.open()
-        stop_sampling = asyncio.Event()
-        sampling = asyncio.create_task(self.cpu.run(stop_sampling))
         try:
             print(f"creating {self.args.nodes} kwok nodes ...", flush=True)
             await self.make_nodes()
@@ -475,8 +489,6 @@ class Bench:
             ]
             self.report["scheduler_log"] = str(scheduler.log_path)
         finally:
-            stop_sampling.set()
-            await sampling
             await self.api.close()
         return self.report
 

@@ -72,7 +72,10 @@ class CpuSampler:
 
     def between(self, start: float, end: float) -> dict[str, float]:
         """Over the samples nearest to [start, end]: ``machine_busy`` (0..1 of every core),
-        ``cores`` (the machine's count) and, for each process, the cores it used."""
+        ``cores`` (the machine's count) and, for each process, the cores it used; empty when
+        there are no samples to tell."""
+        if not self.samples:
+            return {}
         first = min(self.samples, key=lambda sample: abs(sample.at - start))
         last = min(self.samples, key=lambda sample: abs(sample.at - end))
         wall = last.at - first.at

@@ -281,6 +281,10 @@ class SideBySide(Bench):
         return result
 
     async def measure_all(self) -> Runs:
+        async with self.sampling_cpu():
+            return await self._measure_all()
+
+    async def _measure_all(self) -> Runs:
         await self.api.open()
         try:
             print(f"creating {self.args.nodes} kwok nodes ...", flush=True)

@@ -44,3 +44,8 @@ def test_run_samples_this_process_until_stopped() -> None:
     asyncio.run(spin())
     assert len(sampler.samples) >= 3
     assert sampler.between(sampler.samples[0].at, sampler.samples[-1].at)["me_cores"] > 0
+
+
+def test_between_without_samples_tells_nothing() -> None:
+    assert CpuSampler({"me": os.getpid()}).between(0.0, 1.0) == {}
+    assert describe({}) == "no CPU samples"
