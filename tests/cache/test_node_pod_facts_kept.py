@@ -27,15 +27,15 @@ from hypothesis import strategies as st
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue
 from tests.builders import resource_list as rl
+from tests.statement_ops import apply_operation, operations, pending_tasks
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import NodeMatrix
 from volcano_py.api.pod_facts import has_pod_affinity, non_zero_request
 from volcano_py.api.task import TaskInfo
-from volcano_py.api.types import TaskStatus
 from volcano_py.cache.cache import CacheBindError, SchedulerCache
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
 from volcano_py.framework.session import Session, open_session
-from volcano_py.framework.statement import Statement, StatementError
+from volcano_py.framework.statement import Statement
 from volcano_py.plugins._kube_scheduling import affinity_tracker, session_pods
 from volcano_py.plugins._kube_scheduling.affinity_tracker import AffinityTracker
 from volcano_py.plugins._kube_scheduling.session_pods import SessionPods
@@ -299,14 +299,7 @@ def _open(cache: SchedulerCache) -> Session:
     return open_session(cache.snapshot(), conf, PluginRegistry(), cache)
 
 
-SESSION_OPERATIONS = st.lists(
-    st.tuples(
-        st.sampled_from(["allocate", "pipeline", "evict", "discard", "commit", "new", "build"]),
-        st.integers(0, 40),
-        st.integers(0, len(NODES) - 1),
-    ),
-    max_size=25,
-)
+SESSION_OPERATIONS = operations(len(NODES), 40, extra_kinds=("build",))
 
 
 @pytest.mark.parametrize("shared", [True, False])
@@ -326,34 +319,13 @@ def _session_view_equals_a_fresh_sum(operations: list[tuple[str, int, int]]) -> 
     ssn = _open(cache)
     statements: list[Statement] = [ssn.statement()]
     for kind, which, node_index in operations:
-        statement = statements[-1]
-        tasks = sorted(
-            (task for job in ssn.jobs.values() for task in job.tasks.values()),
-            key=lambda task: task.name,
-        )
-        pending = [task for task in tasks if task.status is TaskStatus.PENDING]
-        running = [task for task in tasks if task.status is TaskStatus.RUNNING]
-        node = ssn.nodes[NODES[node_index]]
-        try:
-            if kind == "allocate" and pending:
-                statement.allocate(pending[which % len(pending)], node)
-            elif kind == "pipeline" and pending:
-                statement.pipeline(pending[which % len(pending)], node.name, False)
-            elif kind == "evict" and running:
-                statement.evict(running[which % len(running)], "test")
-            elif kind == "discard":
-                statement.discard()
-            elif kind == "commit":
-                statement.commit()
-            elif kind == "new":
-                statements.append(ssn.statement())
-            elif kind == "build" and pending:
-                # Filter and score a pending task: the trackers build their states now.
-                task = pending[which % len(pending)]
-                ssn.predicate_masks(task)
-                ssn.node_scores(task, np.arange(len(NODES), dtype=np.intp))
-        except StatementError:
-            pass
+        if kind != "build":
+            apply_operation(ssn, statements, kind, which, NODES[node_index])
+        elif pending := pending_tasks(ssn):
+            # Filter and score a pending task: the trackers build their states now.
+            task = pending[which % len(pending)]
+            ssn.predicate_masks(task)
+            ssn.node_scores(task, np.arange(len(NODES), dtype=np.intp))
         check_session(ssn)
     # What the commits sent to the cache (binds, evictions) left its rows right too.
     check_cache(cache)

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from tests.builders import build_node, build_pod, build_pod_group, build_queue
 from tests.builders import resource_list as rl
 from tests.hypernode_fixtures import build_hyper_node
+from tests.statement_ops import apply_operation, operations
 from volcano_py.api.sub_job import SubJobInfo
-from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import PluginOption, SchedulerConf, Tier
@@ -110,19 +110,7 @@ def _nonzero(counts: Counter[int]) -> dict[int, int]:
     return {h: count for h, count in counts.items() if count}
 
 
-def _live(ssn: Session, task: TaskInfo) -> TaskInfo:
-    return ssn.jobs[task.job].tasks[task.uid]
-
-
-# One operation: (kind, which task or statement, which node), drawn as small integers.
-OPERATIONS = st.lists(
-    st.tuples(
-        st.sampled_from(["allocate", "pipeline", "evict", "discard", "commit", "new"]),
-        st.integers(0, 20),
-        st.integers(0, len(NODES) - 1),
-    ),
-    max_size=25,
-)
+OPERATIONS = operations(len(NODES), 20)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -138,29 +126,7 @@ def test_kept_placed_counts_equal_a_fresh_count(
             plugin._task_shares_by_lowest(sub_job)
     statements: list[Statement] = [ssn.statement()]
     for kind, which, node_index in operations:
-        statement = statements[-1]
-        tasks = sorted(
-            (task for job in ssn.jobs.values() for task in job.tasks.values()),
-            key=lambda task: task.name,
-        )
-        pending = [task for task in tasks if task.status is TaskStatus.PENDING]
-        running = [task for task in tasks if task.status is TaskStatus.RUNNING]
-        node = ssn.nodes[NODES[node_index]]
-        try:
-            if kind == "allocate" and pending:
-                statement.allocate(pending[which % len(pending)], node)
-            elif kind == "pipeline" and pending:
-                statement.pipeline(pending[which % len(pending)], node.name, False)
-            elif kind == "evict" and running:
-                statement.evict(_live(ssn, running[which % len(running)]), "test")
-            elif kind == "discard":
-                statement.discard()
-            elif kind == "commit":
-                statement.commit()
-            elif kind == "new":
-                statements.append(ssn.statement())
-        except StatementError:
-            pass
+        apply_operation(ssn, statements, kind, which, NODES[node_index])
         if which % 3 == 0:
             # Counting midway: from then on the events keep the counts.
             plugin._task_shares_by_lowest(sub_jobs[which % len(sub_jobs)])
