@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from volcano_py.api.pod_spec import containers, init_containers, mapping, sequence, spec
 from volcano_py.api.quantity import quantity_milli_value, quantity_value
-from volcano_py.api.resource import CPU, MEMORY
+from volcano_py.api.resource import CPU, MEMORY, spec_requests
 from volcano_py.api.task import TaskInfo, derived_fact
 
 # kube-scheduler's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest.
@@ -31,15 +31,6 @@ NO_NODE_FACTS: Final[NodeFacts] = (0.0, 0.0, 0)
 
 
 # ---------------------------------------------------------------------- non-zero requests
-
-
-def _requests(container: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A container's requests, a limit standing in for a missing request (API defaulting)."""
-    resources = mapping(container.get("resources"))
-    requests = dict(mapping(resources.get("requests")))
-    for name, limit in mapping(resources.get("limits")).items():
-        requests.setdefault(name, limit)
-    return requests
 
 
 def _names_cpu_and_memory(container: Mapping[str, Any]) -> bool:
@@ -80,11 +71,11 @@ def non_zero_request(pod: Mapping[str, Any], cpu: float, memory: float) -> tuple
 
     total_cpu = total_memory = 0
     for container in pod_containers:
-        milli, size = amounts(_requests(container))
+        milli, size = amounts(spec_requests(container))
         total_cpu, total_memory = total_cpu + milli, total_memory + size
     sidecar_cpu = sidecar_memory = init_cpu = init_memory = 0
     for container in pod_inits:
-        milli, size = amounts(_requests(container))
+        milli, size = amounts(spec_requests(container))
         if container.get("restartPolicy") == "Always":
             total_cpu, total_memory = total_cpu + milli, total_memory + size
             sidecar_cpu, sidecar_memory = sidecar_cpu + milli, sidecar_memory + size

@@ -699,7 +699,7 @@ def _mapping(value: object) -> Mapping[str, Any]:
     return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
-def _spec_requests(container: Mapping[str, Any]) -> dict[str, Any]:
+def spec_requests(container: Mapping[str, Any]) -> dict[str, Any]:
     """A container's requests; a resource with a limit but no request counts at its limit, as
     the API server's defaulting (``SetDefaults_Pod``) would have written it."""
     resources = _mapping(container.get("resources"))
@@ -727,11 +727,11 @@ def _container_request(
     status = _mapping(statuses.get(str(container.get("name", ""))))
     reported = status.get("resources")
     if not isinstance(reported, Mapping):
-        return Resource.from_list(_spec_requests(container))
+        return Resource.from_list(spec_requests(container))
     result = Resource.from_list(_mapping(reported.get("requests")))
     result.set_max_resource(Resource.from_list(_mapping(status.get("allocatedResources"))))
     if not _resize_infeasible(pod):
-        result.set_max_resource(Resource.from_list(_spec_requests(container)))
+        result.set_max_resource(Resource.from_list(spec_requests(container)))
     return result
 
 
@@ -846,7 +846,7 @@ def _pod_request(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> Resource:
             sidecars.add(request)
             running = sidecars.clone()
         else:
-            running = Resource.from_list(_spec_requests(container)).add(sidecars)
+            running = Resource.from_list(spec_requests(container)).add(sidecars)
         init_max.set_max_resource(running)
     result.set_max_resource(init_max)
     result.add_scalar(PODS, 1.0)
