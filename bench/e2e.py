@@ -76,17 +76,31 @@ async def bounded(concurrency: int, jobs: Iterable[Any]) -> None:
     await asyncio.gather(*(run(job) for job in jobs))
 
 
-async def create(api: KubeApi, path: str, body: dict[str, Any]) -> None:
+async def send(
+    api: KubeApi,
+    method: str,
+    path: str,
+    body: dict[str, Any],
+    *,
+    content_type: str = "application/json",
+    conflict_ok: bool = False,
+) -> None:
+    """One write, tried again (up to 8 times) while the API server answers with a transient
+    error; a conflict is done when ``conflict_ok`` (the object exists already)."""
     for attempt in range(8):
         try:
-            await api.request("POST", path, body)
+            await api.request(method, path, body, content_type=content_type)
             return
         except ApiError as error:
-            if error.conflict:
+            if conflict_ok and error.conflict:
                 return
             if not error.transient or attempt == 7:
                 raise
             await asyncio.sleep(error.retry_after or 0.2 * (attempt + 1))
+
+
+async def create(api: KubeApi, path: str, body: dict[str, Any]) -> None:
+    await send(api, "POST", path, body, conflict_ok=True)
 
 
 @dataclass

@@ -30,13 +30,14 @@ from bench.e2e import (
     create,
     logged_cycles,
     pod,
+    send,
     wait_bound_running,
     wait_for,
 )
 from bench.local_plane import bins_missing, local_plane
 from bench.procstat import cpu_seconds, memory_mib
 from e2e.scheduler_process import SchedulerProcess
-from volcano_py.runtime.apiclient import ApiError, KubeApi
+from volcano_py.runtime.apiclient import KubeApi
 
 MERGE_PATCH = "application/merge-patch+json"
 STARTED_AT = "2026-01-01T00:00:00Z"
@@ -71,14 +72,7 @@ def running_status(index: int, node_index: int) -> dict[str, Any]:
 
 async def write_status(api: KubeApi, name: str, status: dict[str, Any]) -> None:
     path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}/status"
-    for attempt in range(8):
-        try:
-            await api.request("PATCH", path, {"status": status}, content_type=MERGE_PATCH)
-            return
-        except ApiError as error:
-            if not error.transient or attempt == 7:
-                raise
-            await asyncio.sleep(error.retry_after or 0.2 * (attempt + 1))
+    await send(api, "PATCH", path, {"status": status}, content_type=MERGE_PATCH)
 
 
 def running_pod(name: str, node: str) -> dict[str, Any]:
