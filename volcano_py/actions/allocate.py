@@ -25,7 +25,7 @@ import numpy as np
 from volcano_py.actions.allocate_topology import TopologyAllocator
 from volcano_py.actions.nomination_fast_path import allocate_from_nomination
 from volcano_py.actions.sub_job_worksheet import Worksheet, organize
-from volcano_py.actions.task_placement import allocate_tasks
+from volcano_py.actions.task_placement import RunCarry, allocate_tasks
 from volcano_py.api.job import PG_INQUEUE, JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.task import TaskInfo
@@ -51,6 +51,8 @@ class Allocate:
         self.error_cache = arguments.get_bool("predicateErrorCacheEnable", True)
         self.ssn = ssn
         self.all_rows = np.arange(len(ssn.node_list), dtype=np.intp)
+        # One-pod jobs in a row each go on with the run of like tasks the last one left.
+        self.carry = RunCarry(ssn.runs_across_jobs())
         topology = TopologyAllocator(ssn, self.error_cache)
 
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
@@ -101,6 +103,7 @@ class Allocate:
             job = jobs.pop()
             worksheet = worksheets.get(job.uid)
             if worksheet is not None:
+                self.carry.clear()
                 if topology.allocate(job, queue, worksheet):
                     jobs.push(job)
                 queues.push(queue)
@@ -109,6 +112,7 @@ class Allocate:
             sub_job = job.default_sub_job()
             statement = None
             if sub_job.nominated_hyper_node:
+                self.carry.clear()
                 statement = self._allocate_nominated(job, queue, tasks)
             if statement is None:
                 statement = self._allocate_tasks(job, queue, tasks)
@@ -160,7 +164,9 @@ class Allocate:
         self, job: JobInfo, queue: QueueInfo, tasks: OrderedQueue[TaskInfo]
     ) -> Statement | None:
         helper = PredicateHelper(self.ssn, self.error_cache)
-        return allocate_tasks(self.ssn, helper, job, queue, _drain(tasks), self.all_rows)
+        return allocate_tasks(
+            self.ssn, helper, job, queue, _drain(tasks), self.all_rows, carry=self.carry
+        )
 
 
 def _drain(tasks: OrderedQueue[TaskInfo]) -> Iterator[TaskInfo]:

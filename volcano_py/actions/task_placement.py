@@ -19,7 +19,7 @@ from volcano_py.api.node_matrix import IntArray
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import DimensionDefault
 from volcano_py.api.sub_job import SubJobInfo
-from volcano_py.api.task import TaskInfo, same_pod_template
+from volcano_py.api.task import TaskInfo, same_pod_template, same_pod_template_but_group
 from volcano_py.api.types import FitError, FitErrors
 from volcano_py.framework.node_selection import (
     PredicateHelper,
@@ -35,6 +35,57 @@ log = logging.getLogger(__name__)
 # Place a run of like tasks with one node search kept across the run (False: task by task,
 # the tests' reference).
 _BATCH_RUNS = True
+# Let a run go on into the next job's like tasks when the plugins allow (False: a run ends
+# with its job's attempt, the tests' reference).
+_RUNS_ACROSS_JOBS = True
+
+
+class RunCarry:
+    """A run of like tasks carried from one job's attempt into the next one's: one-pod jobs
+    and bare pods each make a job of their own, and without the carry every one of them
+    searched and scored the nodes afresh. Allocate keeps one for its flat attempts, in the
+    order it makes them, and clears it when anything else places tasks in between; the run
+    itself follows every row written since (``RunSearch``), so a discarded or committed
+    statement between two attempts is seen as any other write.
+
+    ``across_jobs``: whether the session's plugins allow it (``Session.runs_across_jobs``);
+    without, nothing is carried."""
+
+    __slots__ = ("across_jobs", "declined", "previous", "run")
+
+    def __init__(self, across_jobs: bool) -> None:
+        self.across_jobs = across_jobs and _RUNS_ACROSS_JOBS and _BATCH_RUNS
+        self.run: RunSearch | None = None
+        # The last task that reached the search, and the last one of a run the plugins
+        # declined (``_allocate_tasks``' own two, as its loop left them).
+        self.previous: TaskInfo | None = None
+        self.declined: TaskInfo | None = None
+
+    def take(
+        self, helper: PredicateHelper, stages: RunStages
+    ) -> tuple[RunSearch | None, TaskInfo | None, TaskInfo | None]:
+        run = self.run
+        if run is not None:
+            run.follow_into(helper, stages)
+        return run, self.previous, self.declined
+
+    def keep(
+        self, run: RunSearch | None, previous: TaskInfo | None, declined: TaskInfo | None
+    ) -> None:
+        if not self.across_jobs:
+            return
+        self.run = run if run is not None and run.may_follow_into_another_job() else None
+        self.previous, self.declined = previous, declined
+
+    def clear(self) -> None:
+        self.run = self.previous = self.declined = None
+
+    def alike(self, template: TaskInfo, task: TaskInfo) -> bool:
+        """Does ``task`` ask as ``template`` does (``same_pod_template``), or, of another job,
+        alike but for the group (``same_pod_template_but_group``) when runs may cross jobs?"""
+        if template.job == task.job:
+            return same_pod_template(template, task)
+        return self.across_jobs and same_pod_template_but_group(template, task)
 
 
 def allocate_tasks(
@@ -46,13 +97,15 @@ def allocate_tasks(
     rows: IntArray,
     hyper_node: str = CLUSTER_TOP_HYPER_NODE,
     sub_job: SubJobInfo | None = None,
+    carry: RunCarry | None = None,
 ) -> Statement | None:
     """Place ``tasks`` on the nodes at ``rows`` in one statement, stopping once the gang (the
     sub-job's, when given) is ready; the statement is returned when it is ready or pipelined,
     else discarded.
 
     ``tasks`` is consumed lazily: what the loop did not reach stays with the caller.
-    ``hyper_node`` and ``sub_job`` are given by the HyperNode search only.
+    ``hyper_node`` and ``sub_job`` are given by the HyperNode search only; ``carry`` by the
+    flat path only (every node), the run the previous job's attempt left.
     """
     # The job's metric series, looked up once for all the tasks placed here, and the runs'
     # stage timings: their observations are handed to the histograms once, at the end.
@@ -60,7 +113,7 @@ def allocate_tasks(
     stages = RunStages()
     try:
         return _allocate_tasks(
-            ssn, helper, job, queue, tasks, rows, hyper_node, sub_job, series, stages
+            ssn, helper, job, queue, tasks, rows, hyper_node, sub_job, series, stages, carry
         )
     finally:
         series.flush()
@@ -78,6 +131,7 @@ def _allocate_tasks(
     sub_job: SubJobInfo | None,
     series: metrics.JobScheduledSeries,
     stages: RunStages,
+    carry: RunCarry | None,
 ) -> Statement | None:
     statement = ssn.statement()
     allocated = sub_job.allocated_hyper_node if sub_job is not None else ""
@@ -99,13 +153,12 @@ def _allocate_tasks(
     # The last task that reached the search, and the last one of a run the plugins declined.
     previous: TaskInfo | None = None
     declined: TaskInfo | None = None
+    if carry is not None:
+        run, previous, declined = carry.take(helper, stages)
+    alike = carry.alike if carry is not None else same_pod_template
     for task in tasks:
         # A member of the run under way: asks as the run's first task did.
-        member = (
-            run is not None
-            and not task.nominated_node_name
-            and same_pod_template(run.template, task)
-        )
+        member = run is not None and not task.nominated_node_name and alike(run.template, task)
         if not ssn.allocatable(queue, task):
             continue
         if task.sch_gated:
@@ -137,7 +190,7 @@ def _allocate_tasks(
             run is None
             and previous is not None
             and not task.nominated_node_name
-            and same_pod_template(previous, task)
+            and alike(previous, task)
         ):
             # The second like task in a row: keep the search across the run, when the
             # plugins allow (asked once per run of like tasks).
@@ -189,6 +242,8 @@ def _allocate_tasks(
         if ready():
             break
 
+    if carry is not None:
+        carry.keep(run, previous, declined)
     if ready():
         if sub_job is not None and sub_job.soft_topology():
             sub_job.allocated_hyper_node = allocated

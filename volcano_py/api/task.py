@@ -323,6 +323,33 @@ def same_pod_template(left: TaskInfo, right: TaskInfo) -> bool:
     )
 
 
+def same_pod_template_but_group(left: TaskInfo, right: TaskInfo) -> bool:
+    """``same_pod_template`` for tasks of two jobs: alike in everything it compares but the
+    group-name annotation, which names each pod's job (bare pods the PodGroup controller gave
+    a group each, one-pod jobs). Only a plugin whose answers read nothing of the task's job
+    may let a run of like tasks go on across jobs (``Session.runs_across_jobs``)."""
+    left_meta, right_meta = _meta(left.pod), _meta(right.pod)
+    return (
+        left.namespace == right.namespace
+        and left.task_role == right.task_role
+        and left.priority == right.priority
+        and left.resreq == right.resreq
+        and left.init_resreq == right.init_resreq
+        and left.pod.get("spec") == right.pod.get("spec")
+        and left_meta.get("labels") == right_meta.get("labels")
+        and _but_group(left_meta.get("annotations")) == _but_group(right_meta.get("annotations"))
+        and _but_group(left.pod_annotations) == _but_group(right.pod_annotations)
+    )
+
+
+def _but_group(annotations: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not annotations:
+        return {}
+    if GROUP_NAME_ANNOTATION not in annotations:
+        return annotations
+    return {key: value for key, value in annotations.items() if key != GROUP_NAME_ANNOTATION}
+
+
 def pod_index_of_name(name: str) -> int | None:
     """The numeric index at the end of a pod name made by a controller (``job-worker-3``)."""
     parts = name.split("-")

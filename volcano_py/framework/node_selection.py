@@ -518,6 +518,18 @@ class RunSearch:
         total = len(ssn.node_list)
         return len(rows) == total > 0 and int(rows[0]) == 0 and int(rows[-1]) == total - 1
 
+    def may_follow_into_another_job(self) -> bool:
+        """Does the run's kept view hold for the next job's like tasks too? Over every node,
+        with no role's failed nodes folded in (those belong to one job's attempt) and no
+        score alike on every node (a HyperNode's, which reads the job)."""
+        return self._position is None and not self._group and not self._uniform
+
+    def follow_into(self, helper: PredicateHelper, stages: RunStages | None) -> None:
+        """The next job's attempt takes the run on: its predicate error cache (which the run
+        does not read: no role) and its stage timings."""
+        self._helper = helper
+        self._stages = stages
+
     def placed(self, node: NodeInfo) -> None:
         """A task of the run was placed (or tried) on ``node``: its score is stale."""
         self._fresh[node.row] = False

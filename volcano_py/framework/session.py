@@ -573,6 +573,24 @@ class Session:
             uniform = {name: uniform[name] for name in order if name in uniform}
         return None if self.scalar_predicates(task) else uniform
 
+    def runs_across_jobs(self) -> bool:
+        """May allocate carry a run of like tasks (``batch_safe``) on into the next job it
+        places, when that job's tasks ask alike but for the group-name annotation
+        (``same_pod_template_but_group``: one-pod jobs, bare pods)? Only when every plugin
+        whose hooks the run reuses, and every one that answers a run's pre-predicates once
+        (``batch_pre_predicate``), reads nothing of a task's job (its ``batch_ignores_job``)."""
+        if self._flat("predicate") or self._flat("node_order") or self._flat("best_node"):
+            return False
+        names = set(self._batch_guarded_plugins)
+        names.update(
+            name
+            for name, _fn in self._tier_entries("pre_predicate")
+            if hasattr(self.plugins.get(name), "batch_pre_predicate")
+        )
+        return all(
+            getattr(self.plugins.get(name), "batch_ignores_job", False) is True for name in names
+        )
+
     def _uniform_score(
         self, name: str, task: TaskInfo, rows: IntArray
     ) -> Callable[[TaskInfo], float] | None:

@@ -184,6 +184,9 @@ def binpack_row_score(
 
 class BinpackPlugin:
     name = PLUGIN_NAME
+    # A run's scores read the pod template and the nodes, nothing of the task's job: a run may
+    # go on into the next job's like tasks (``Session.runs_across_jobs``).
+    batch_ignores_job = True
 
     def __init__(self, arguments: Arguments) -> None:
         self.weights = BinpackWeights.from_arguments(arguments)

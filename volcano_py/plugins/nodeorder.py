@@ -521,6 +521,9 @@ def pod_affinity_scores(state: ScoreState, index: NodeIndex, rows: IntArray) -> 
 
 class NodeOrderPlugin:
     name = PLUGIN_NAME
+    # A run's scores read the pod template and the nodes, nothing of the task's job: a run may
+    # go on into the next job's like tasks (``Session.runs_across_jobs``).
+    batch_ignores_job = True
 
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments

@@ -201,6 +201,9 @@ class PredicateFlags:
 
 class PredicatesPlugin:
     name = PLUGIN_NAME
+    # A run's masks and pre-predicates read the pod template and the nodes, nothing of the
+    # task's job: a run may go on into the next job's like tasks (``Session.runs_across_jobs``).
+    batch_ignores_job = True
 
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
