@@ -4,13 +4,16 @@ Reports the time of the snapshot, of opening the session, of each action and of 
 and the peak RSS, for two clusters (issue "Scheduler core"):
 
 * 1k nodes, 10k pending pods in 100 gangs;
-* 5k nodes, 50k running pods, 10k pending pods in 100 gangs of 100.
+* 5k nodes, 50k running pods, 10k pending pods in 100 gangs of 100;
+* with ``--singles`` (only): 1k nodes, 4,000 running and 1,000 pending one-pod jobs (bare
+  pods the PodGroup controller gave a PodGroup each: the live streaming-singles shape).
 
 Goal: the whole session at most 1.0 s at 5k nodes, the snapshot at most 150 ms.
 
     python -m bench session            # both sizes
     python -m bench session --small    # only the 1k-node cluster
     python -m bench session --large --cold   # only the 5k-node cluster, cold start
+    python -m bench session --singles        # only the one-pod jobs
 """
 
 from __future__ import annotations
@@ -38,10 +41,13 @@ class Size:
     running_per_node: int
     gangs: int
     gang_size: int
+    # Running pods per PodGroup (None: one PodGroup per node for all of its pods).
+    running_group_size: int | None = None
 
 
 SMALL = Size("1k nodes / 10k pending (100 gangs of 100)", 1000, 0, 100, 100)
 LARGE = Size("5k nodes / 50k running + 10k pending (100 gangs of 100)", 5000, 10, 100, 100)
+SINGLES = Size("1k nodes / 4k running + 1k pending one-pod jobs", 1000, 4, 1000, 1, 1)
 
 
 def build_cache(size: Size, pending: bool = True) -> SchedulerCache:
@@ -58,7 +64,16 @@ def build_cache(size: Size, pending: bool = True) -> SchedulerCache:
     )
     for i in range(size.nodes):
         cache.apply_event("Node", "ADDED", objects.node(f"node-{i:05d}", "64", "256Gi"))
-    if size.running_per_node:
+    if size.running_per_node and size.running_group_size == 1:
+        # Running one-pod jobs, each pod with a PodGroup of its own.
+        for i in range(size.nodes):
+            for j in range(size.running_per_node):
+                group = f"running-{i:05d}-{j}"
+                cache.apply_event("PodGroup", "ADDED", objects.pod_group(group, 1, "Running"))
+                cache.apply_event(
+                    "Pod", "ADDED", objects.pod(f"{group}-0", group, "2", f"node-{i:05d}")
+                )
+    elif size.running_per_node:
         # Running work: one PodGroup per node's worth of pods, already Running.
         for i in range(size.nodes):
             group = f"running-{i:05d}"
@@ -137,8 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="only the 1k-node cluster")
     parser.add_argument("--large", action="store_true", help="only the 5k-node cluster")
     parser.add_argument("--cold", action="store_true", help="only the cold start")
+    parser.add_argument("--singles", action="store_true", help="only the one-pod jobs")
     args = parser.parse_args(argv)
-    sizes = [SMALL] if args.small else [LARGE] if args.large else [SMALL, LARGE]
+    if args.singles:
+        sizes = [SINGLES]
+    else:
+        sizes = [SMALL] if args.small else [LARGE] if args.large else [SMALL, LARGE]
     states = (False,) if args.cold else (False, True)
     for size, warm in [(size, warm) for size in sizes for warm in states]:
         timings = run(size, warm)
