@@ -46,3 +46,48 @@ def test_a_container_status_reporting_resources_is_parsed_again() -> None:
     assert not same_pod_request(old, new)
     assert not same_pod_request(new, old)
     assert pod_request(new) != pod_request(old)
+
+
+def test_a_binding_keeps_the_request() -> None:
+    """The API server's binding sets ``spec.nodeName`` and nothing else in the spec: the
+    request reads nothing of it (the scheduler's own binds, echoed by the watch)."""
+    old = _pod()
+    new = copy.deepcopy(old)
+    new["spec"]["nodeName"] = "n1"
+    new["status"] = {"phase": "Pending", "conditions": [{"type": "PodScheduled"}]}
+    assert same_pod_request(old, new)
+    assert pod_request(new) == pod_request(old)
+
+
+def test_a_binding_with_another_spec_change_is_parsed_again() -> None:
+    old = _pod()
+    new = copy.deepcopy(old)
+    new["spec"]["nodeName"] = "n1"
+    new["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    assert not same_pod_request(old, new)
+    extra = copy.deepcopy(old)
+    extra["spec"]["nodeName"] = "n1"
+    extra["spec"]["overhead"] = {"cpu": "1"}
+    assert not same_pod_request(old, extra)
+    assert pod_request(extra) != pod_request(old)
+
+
+def test_a_node_name_changed_or_dropped_is_parsed_again() -> None:
+    """Only a spec gaining ``nodeName`` counts as a binding; one that had it already (or
+    loses it) is compared whole."""
+    bound = _pod()
+    bound["spec"]["nodeName"] = "n1"
+    moved = copy.deepcopy(bound)
+    moved["spec"]["nodeName"] = "n2"
+    assert not same_pod_request(bound, moved)
+    assert not same_pod_request(bound, _pod())
+
+
+def test_without_the_shortcut_a_binding_is_parsed_again(monkeypatch: Any) -> None:
+    from volcano_py.api import resource
+
+    monkeypatch.setattr(resource, "_BOUND_KEEPS_REQUEST", False)
+    old = _pod()
+    new = copy.deepcopy(old)
+    new["spec"]["nodeName"] = "n1"
+    assert not same_pod_request(old, new)
