@@ -53,6 +53,7 @@ WALL_TIMED: tuple[str, ...] = (
 # (module, flag, reference value): the shortcuts ``--reference`` switches off.
 REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.actions.allocate", "_SORTED_TASKS", False),
+    ("volcano_py.actions.allocate", "_SORTED_JOBS", False),
     ("volcano_py.actions.allocate", "_SKIP_NOTHING_PENDING", False),
     ("volcano_py.actions.task_placement", "_RUNS_ACROSS_JOBS", False),
     ("volcano_py.api.node", "_PLAIN_FLOAT_CHARGES", False),

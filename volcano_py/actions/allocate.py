@@ -38,6 +38,10 @@ from volcano_py.framework.statement import Statement
 # A job's pending tasks sorted once by the task order's key, when it has one (False: always
 # the heap over ``task_order_fn``, the tests' reference).
 _SORTED_TASKS = True
+# A queue's jobs sorted by the job order's key, when it has one (False: always the heap over
+# ``job_order_fn``, the tests' reference). Sound as allocate changes only the job it popped,
+# which rejoins its queue (keyed anew) after its placement.
+_SORTED_JOBS = True
 # A job without a Pending task is left out before its tasks are sorted or organised by
 # sub-job (False: it goes through them and comes out empty; the tests' reference).
 _SKIP_NOTHING_PENDING = True
@@ -56,7 +60,7 @@ class Allocate:
         topology = TopologyAllocator(ssn, self.error_cache)
 
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
-        jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
+        waiting: dict[str, list[JobInfo]] = {}
         tasks_by_job: dict[str, OrderedQueue[TaskInfo]] = {}
         worksheets: dict[str, Worksheet] = {}
         for job in ssn.jobs.values():
@@ -88,10 +92,11 @@ class Allocate:
                 if tasks.empty():
                     continue
                 tasks_by_job[job.uid] = tasks
-            if queue.name not in jobs_by_queue:
-                jobs_by_queue[queue.name] = PriorityQueue(ssn.job_order_fn)
+            if queue.name not in waiting:
+                waiting[queue.name] = []
                 queues.push(queue)
-            jobs_by_queue[queue.name].push(job)
+            waiting[queue.name].append(job)
+        jobs_by_queue = self._job_queues(waiting)
 
         while not queues.empty():
             queue = queues.pop()
@@ -126,6 +131,22 @@ class Allocate:
                 if not tasks.empty():
                     jobs.push(job)
             queues.push(queue)
+
+    def _job_queues(self, waiting: dict[str, list[JobInfo]]) -> dict[str, OrderedQueue[JobInfo]]:
+        """Each queue's jobs in job order: sorted once by the job order's key when it has one
+        (a placement changes only the job placed, which rejoins its queue afterwards), else
+        in a heap asking ``job_order_fn``, the jobs pushed in the order they came."""
+        key = self.ssn.job_order_key() if _SORTED_JOBS else None
+        queues: dict[str, OrderedQueue[JobInfo]] = {}
+        for name, jobs in waiting.items():
+            if key is not None:
+                queues[name] = SortedQueue(key, jobs)
+                continue
+            heap = PriorityQueue(self.ssn.job_order_fn)
+            for job in jobs:
+                heap.push(job)
+            queues[name] = heap
+        return queues
 
     @staticmethod
     def _schedulable(task: TaskInfo) -> bool:

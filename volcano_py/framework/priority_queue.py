@@ -67,17 +67,25 @@ class SortedQueue(Generic[T]):
     function does, this pops what ``PriorityQueue(before)`` pops, in the same order: a heap
     under a strict total order pops in that order. Sorting once costs a few comparisons of
     keys per item, where the heap asks ``before`` (a Python call through every plugin's
-    hook) about twice per level at each pop."""
+    hook) about twice per level at each pop.
 
-    __slots__ = ("_items", "_key", "_next")
+    Each item's key is computed once, when it joins the queue, and kept: the heap agrees only
+    while what the keys read does not change for the items waiting in it."""
+
+    __slots__ = ("_items", "_key", "_keys", "_next")
 
     def __init__(self, key: Callable[[T], Any], items: Iterable[T] = ()) -> None:
         self._key = key
-        self._items = sorted(items, key=key)
+        keyed = sorted(((key(item), item) for item in items), key=_first)
+        self._keys: list[Any] = [pair[0] for pair in keyed]
+        self._items: list[T] = [pair[1] for pair in keyed]
         self._next = 0
 
     def push(self, item: T) -> None:
-        bisect.insort(self._items, item, lo=self._next, key=self._key)
+        key = self._key(item)
+        at = bisect.bisect_right(self._keys, key, lo=self._next)
+        self._keys.insert(at, key)
+        self._items.insert(at, item)
 
     def pop(self) -> T:
         if self._next >= len(self._items):
@@ -91,3 +99,7 @@ class SortedQueue(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._items) - self._next
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]

@@ -458,6 +458,33 @@ class Session:
     def job_compare(self, left: JobInfo, right: JobInfo) -> int:
         return self._compare("job_order", left, right)
 
+    def job_order_key(self) -> Callable[[JobInfo], tuple[Any, ...]] | None:
+        """A sort key that orders jobs strictly as ``job_order_fn`` does, or None when there
+        is none: every plugin that registered ``job_order`` (once) must offer its function as
+        a key (a method ``job_order_key(job)``: the function answers 0, -1 or 1 as the two
+        jobs' keys are equal, smaller or larger). The fallback's key is (creation time, UID):
+        strict, as a session's jobs have distinct UIDs.
+
+        A plugin offering a key also promises that a job's key moves only when that job's own
+        tasks are placed or unplaced (nothing it reads is shared between jobs or changes
+        otherwise during a session): a queue keys a job when the job joins it, while the heap
+        asks the function at every comparison, and the two agree only while the waiting jobs
+        stay as they were."""
+        entries = self._tier_entries("job_order")
+        names = [name for name, _fn in entries]
+        parts: list[Callable[[JobInfo], Any]] = []
+        for name in names:
+            part = getattr(self.plugins.get(name), "job_order_key", None)
+            if part is None or names.count(name) != 1:
+                return None
+            parts.append(part)
+        if not parts:
+            return lambda job: (job.creation_timestamp, job.uid)
+        if len(parts) == 1:
+            (only,) = parts
+            return lambda job: (only(job), job.creation_timestamp, job.uid)
+        return lambda job: (*(part(job) for part in parts), job.creation_timestamp, job.uid)
+
     # ------------------------------------------------------------------ predicates
 
     def pre_predicate_fn(self, task: TaskInfo) -> Status | None:

@@ -232,6 +232,15 @@ class DrfPlugin:
             return 0
         return -1 if left_share < right_share else 1
 
+    def job_order_key(self, job: JobInfo) -> float:
+        """``job_order`` as a sort key: the smaller share first. A job's share is its own
+        allocation against the cluster total fixed at session open (hierarchical DRF only
+        rescales the queue levels above the jobs, never a job's own share), so it moves only
+        when this job's tasks are placed or unplaced. Never NaN (``calculate_share`` keeps
+        the largest share above 0.0, which a NaN never is), so the key compares as the
+        function does."""
+        return self.job_share(job.uid)
+
     def preemptable(
         self, preemptor: TaskInfo, candidates: list[TaskInfo]
     ) -> tuple[list[TaskInfo], int]:

@@ -146,6 +146,12 @@ class GangPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
 
+    @staticmethod
+    def job_order_key(job: JobInfo) -> bool:
+        """``job_order`` as a sort key: unready jobs (False) first. Readiness counts the job's
+        own placed tasks only, so it moves only when this job is placed or unplaced."""
+        return job.is_ready()
+
     def on_session_open(self, ssn: Session) -> None:
         ssn.add_job_valid_fn(self.name, valid_job)
 

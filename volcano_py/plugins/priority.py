@@ -59,6 +59,12 @@ class PriorityPlugin:
         """``task_order`` as a sort key: the higher priority first, equal ones tie."""
         return -task.priority
 
+    @staticmethod
+    def job_order_key(job: JobInfo) -> int:
+        """``job_order`` as a sort key: the higher priority first. A job's priority is fixed
+        for the session (read from its PriorityClass when the snapshot is taken)."""
+        return -job.priority
+
     def on_session_open(self, ssn: Session) -> None:
         def preemptable(
             preemptor: TaskInfo, candidates: list[TaskInfo]

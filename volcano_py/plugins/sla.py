@@ -88,6 +88,14 @@ class SlaPlugin:
             return 1
         return 0
 
+    def job_order_key(self, job: JobInfo) -> tuple[bool, float]:
+        """``job_order`` as a sort key: jobs with a deadline (False) first, the earlier
+        deadline first. A deadline is fixed for the session (creation time and waiting time)
+        and never NaN (a finite time plus a positive whole number of nanoseconds), so the
+        key compares as the function does."""
+        deadline = self.deadline(job)
+        return (True, 0.0) if deadline is None else (False, deadline)
+
     def on_session_open(self, ssn: Session) -> None:
         def permit_when_overdue(job: JobInfo) -> Vote:
             deadline = self.deadline(job)

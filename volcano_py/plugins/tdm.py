@@ -219,6 +219,12 @@ class TdmPlugin:
         self.windows = revocable_zones(arguments)
         self.evict_period = evict_period(arguments)
 
+    @staticmethod
+    def job_order_key(job: JobInfo) -> bool:
+        """``job_order`` as a sort key: non-preemptable jobs (False) first. The flag is the
+        PodGroup's, fixed for the session."""
+        return job.preemptable
+
     def on_session_open(self, ssn: Session) -> None:
         nodes = RevocableNodes.of(ssn, self.windows)
         any_revocable = bool(nodes.revocable.any())
