@@ -27,6 +27,7 @@ from volcano_py.api.job import (
     PG_RUNNING,
     PG_UNKNOWN,
     JobInfo,
+    PodGroupInfo,
 )
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FitCache, FloatArray, IntArray, NodeMatrix
@@ -75,6 +76,12 @@ _PREEMPT_REJECT = frozenset(
 # A queue's allocated total at close from its jobs' kept sums when that is exact (False: task
 # by task, the tests' reference).
 _SUM_BY_JOB = True
+
+# A job's PodGroup status at close compared field by field against facts taken at open, its
+# phase and task counts kept per (tasks version, what else the phase reads) in the job's memo
+# shared with the cache, and its status story skipped when it would tell nothing (False: the
+# status dicts built and compared, every count taken again, the tests' reference).
+_QUIET_CLOSE = True
 
 # The hooks whose answers a batched run of like tasks reuses (``Session.batch_safe``).
 _BATCH_GUARDED_HOOKS = (
@@ -216,11 +223,21 @@ class Session:
         }
         self._flattened: dict[str, tuple[Any, ...]] = {}
         self._plugin_slot: dict[str, tuple[int, PluginOption]] = {}
-        self._old_pod_group_status: dict[str, dict[str, Any]] = {
-            uid: job.pod_group.status_dict()
-            for uid, job in self.jobs.items()
-            if job.pod_group is not None
-        }
+        # Each PodGroup's status as the session found it, to write at close only what changed.
+        self._old_pod_group_status: dict[str, dict[str, Any]] = {}
+        self._old_status_facts: dict[str, StatusFacts] = {}
+        if _QUIET_CLOSE:
+            self._old_status_facts = {
+                uid: status_facts(job.pod_group)
+                for uid, job in self.jobs.items()
+                if job.pod_group is not None
+            }
+        else:
+            self._old_pod_group_status = {
+                uid: job.pod_group.status_dict()
+                for uid, job in self.jobs.items()
+                if job.pod_group is not None
+            }
         self._vectors: dict[tuple[Any, ...], tuple[FloatArray, IntArray]] = {}
 
     def release(self) -> None:
@@ -1055,6 +1072,85 @@ def _conditions_changed(new: list[dict[str, Any]], old: list[dict[str, Any]]) ->
     return False
 
 
+# A PodGroup's status as a session found it: (phase, conditions, running, succeeded, failed),
+# the conditions copied (a plugin may change one in place).
+StatusFacts = tuple[str, list[dict[str, Any]], int, int, int]
+
+# Condition fields a change of which alone is no change (``job_updater.go``).
+_IGNORED_CONDITION_FIELDS = frozenset({"lastTransitionTime", "transitionID"})
+# The phases ``_record_job_status_event`` tells an Unschedulable story for.
+_UNSCHEDULABLE_PHASES = frozenset({PG_UNKNOWN, PG_PENDING, PG_INQUEUE})
+_WAITING_STATUSES = (TaskStatus.ALLOCATED, TaskStatus.PENDING, TaskStatus.PIPELINED)
+
+
+def status_facts(pod_group: PodGroupInfo) -> StatusFacts:
+    """What ``PodGroupInfo.status_dict`` would show, without building it."""
+    return (
+        pod_group.phase,
+        [dict(condition) for condition in pod_group.conditions],
+        pod_group.running,
+        pod_group.succeeded,
+        pod_group.failed,
+    )
+
+
+def _same_condition(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """``new`` and ``old`` without their ignored fields compare equal (as dicts do: each
+    value by identity, then ``==``)."""
+    if new is old:
+        return True
+    for key, value in new.items():
+        if key in _IGNORED_CONDITION_FIELDS:
+            continue
+        if key not in old:
+            return False
+        other = old[key]
+        if not (other is value or other == value):
+            return False
+    return all(key in new or key in _IGNORED_CONDITION_FIELDS for key in old)
+
+
+def _status_changed(pod_group: PodGroupInfo, old: StatusFacts | None) -> bool:
+    """``_update_job_status``'s comparison of the status dicts, field by field: a count
+    ``status_dict`` leaves out is 0, and absent conditions an empty list."""
+    if old is None:
+        return True
+    phase, conditions, running, succeeded, failed = old
+    if (
+        pod_group.phase != phase
+        or pod_group.running != running
+        or pod_group.succeeded != succeeded
+        or pod_group.failed != failed
+    ):
+        return True
+    new = pod_group.conditions
+    if len(new) != len(conditions):
+        return True
+    return not all(map(_same_condition, new, conditions))
+
+
+def _close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int, bool]:
+    """(phase, running, failed, succeeded, any task waiting) after the session: worked out
+    once per job change, kept in the job's memo under every fact it reads (the tasks by
+    their version; the PodGroup's minMember and phase as the session left them)."""
+    pod_group = job.pod_group
+    assert pod_group is not None
+    key = (job.tasks_version, unschedulable, pod_group.min_member, pod_group.phase)
+    kept = job.memo.close_facts
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    index = job.task_status_index
+    facts = (
+        pod_group_phase(job, unschedulable),
+        len(index.get(TaskStatus.RUNNING, ())),
+        len(index.get(TaskStatus.FAILED, ())),
+        len(index.get(TaskStatus.SUCCEEDED, ())),
+        any(index.get(status) for status in _WAITING_STATUSES),
+    )
+    job.memo.close_facts = (key, facts)
+    return facts
+
+
 def _update_job_status(ssn: Session, job: JobInfo) -> None:
     pod_group = job.pod_group
     assert pod_group is not None
@@ -1064,6 +1160,19 @@ def _update_job_status(ssn: Session, job: JobInfo) -> None:
         and c.get("transitionID") == ssn.uid
         for c in pod_group.conditions
     )
+    if _QUIET_CLOSE:
+        phase, running, failed, succeeded, waiting = _close_facts(job, unschedulable)
+        pod_group.phase = phase
+        pod_group.running = running
+        pod_group.failed = failed
+        pod_group.succeeded = succeeded
+        changed = _status_changed(pod_group, ssn._old_status_facts.get(job.uid))
+        if changed:
+            ssn.sink.update_pod_group_status(job)
+        # Nothing written, no task waiting and a phase with no story: nothing to tell.
+        if changed or waiting or phase in _UNSCHEDULABLE_PHASES:
+            _record_job_status_event(ssn, job, changed)
+        return
     pod_group.phase = pod_group_phase(job, unschedulable)
     pod_group.running = len(job.tasks_in(TaskStatus.RUNNING))
     pod_group.failed = len(job.tasks_in(TaskStatus.FAILED))
