@@ -66,6 +66,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),
     ("volcano_py.plugins.proportion", "_LAZY_SHARE", False),
     ("volcano_py.plugins.proportion", "_PLAIN_ALLOCATABLE", False),
+    ("volcano_py.plugins.proportion", "_ADD_BY_QUEUE", False),
     ("volcano_py.plugins.drf", "_LAZY_SHARE", False),
     ("volcano_py.plugins.drf", "_KEEP_SHARES", False),
     ("volcano_py.plugins._plugin_helpers", "_SHARED_USAGE", False),

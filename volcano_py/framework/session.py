@@ -1094,20 +1094,26 @@ def status_facts(pod_group: PodGroupInfo) -> StatusFacts:
     )
 
 
-def _same_condition(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
-    """``new`` and ``old`` without their ignored fields compare equal (as dicts do: each
-    value by identity, then ``==``)."""
-    if new is old:
-        return True
-    for key, value in new.items():
-        if key in _IGNORED_CONDITION_FIELDS:
-            continue
-        if key not in old:
-            return False
-        other = old[key]
-        if not (other is value or other == value):
-            return False
-    return all(key in new or key in _IGNORED_CONDITION_FIELDS for key in old)
+# Every ignored field at one value: a condition merged with it keeps only its other fields'
+# differences (compared by the dicts' own equality, without a Python loop over the fields).
+_IGNORED_AS_ONE = dict.fromkeys(_IGNORED_CONDITION_FIELDS)
+
+
+def _same_condition(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """``new`` and ``old`` without their ignored fields compare equal."""
+    return new | _IGNORED_AS_ONE == old | _IGNORED_AS_ONE
+
+
+def _unschedulable_in(conditions: list[dict[str, Any]], uid: str) -> bool:
+    """A condition of the session ``uid`` says the PodGroup is Unschedulable."""
+    for condition in conditions:
+        if (
+            condition.get("type") == "Unschedulable"
+            and condition.get("status") == "True"
+            and condition.get("transitionID") == uid
+        ):
+            return True
+    return False
 
 
 def _status_changed(pod_group: PodGroupInfo, old: StatusFacts | None) -> bool:
@@ -1154,13 +1160,8 @@ def _close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int,
 def _update_job_status(ssn: Session, job: JobInfo) -> None:
     pod_group = job.pod_group
     assert pod_group is not None
-    unschedulable = any(
-        c.get("type") == "Unschedulable"
-        and c.get("status") == "True"
-        and c.get("transitionID") == ssn.uid
-        for c in pod_group.conditions
-    )
     if _QUIET_CLOSE:
+        unschedulable = _unschedulable_in(pod_group.conditions, ssn.uid)
         phase, running, failed, succeeded, waiting = _close_facts(job, unschedulable)
         pod_group.phase = phase
         pod_group.running = running
@@ -1173,6 +1174,12 @@ def _update_job_status(ssn: Session, job: JobInfo) -> None:
         if changed or waiting or phase in _UNSCHEDULABLE_PHASES:
             _record_job_status_event(ssn, job, changed)
         return
+    unschedulable = any(
+        c.get("type") == "Unschedulable"
+        and c.get("status") == "True"
+        and c.get("transitionID") == ssn.uid
+        for c in pod_group.conditions
+    )
     pod_group.phase = pod_group_phase(job, unschedulable)
     pod_group.running = len(job.tasks_in(TaskStatus.RUNNING))
     pod_group.failed = len(job.tasks_in(TaskStatus.FAILED))
