@@ -1274,19 +1274,22 @@ def _sum_by_job(ssn: Session, allocated: dict[str, Resource], has_root: bool) ->
     gives the same floats: every request summed is a non-negative integer and every total
     stays within ``EXACT_INTEGERS``, so each addition either way is exact. False, with the
     totals left at zero, otherwise."""
-    chains: dict[str, list[Resource]] = {}
+    by_queue: dict[str, list[Resource]] = {}
     for job in ssn.jobs.values():
         if job.queue not in allocated:
             continue
         sums = job.task_sums()
         if not sums.exact:
             break
-        chain = chains.get(job.queue)
-        if chain is None:
-            chain = chains[job.queue] = _usage_chain(ssn, job.queue, allocated, has_root)
-        for total in chain:
-            total.add(sums.allocated)
+        listed = by_queue.get(job.queue)
+        if listed is None:
+            listed = by_queue[job.queue] = []
+        listed.append(sums.allocated)
     else:
+        # Exact sums: each queue's jobs added in one ``add_all`` per total it counts in.
+        for queue, listed in by_queue.items():
+            for total in _usage_chain(ssn, queue, allocated, has_root):
+                total.add_all(listed)
         if all(_within_exact_integers(total) for total in allocated.values()):
             return True
     for name in allocated:
