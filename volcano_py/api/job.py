@@ -119,7 +119,8 @@ def _counter_copy(counter: Counter[_Key]) -> Counter[_Key]:
     """``Counter(counter)`` without ``Counter.update``'s generic path: a Counter holds no
     state beyond its dict."""
     copy: Counter[_Key] = Counter.__new__(Counter)
-    dict.update(copy, counter)
+    if counter:
+        dict.update(copy, counter)
     return copy
 
 
@@ -213,7 +214,7 @@ class PodGroupInfo:
             self.labels,
             self.creation_timestamp,
             self.phase,
-            [dict(c) for c in self.conditions],
+            list(map(dict, self.conditions)),
             self.running,
             self.succeeded,
             self.failed,

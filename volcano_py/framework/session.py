@@ -1087,7 +1087,7 @@ def status_facts(pod_group: PodGroupInfo) -> StatusFacts:
     """What ``PodGroupInfo.status_dict`` would show, without building it."""
     return (
         pod_group.phase,
-        [dict(condition) for condition in pod_group.conditions],
+        list(map(dict, pod_group.conditions)),
         pod_group.running,
         pod_group.succeeded,
         pod_group.failed,
