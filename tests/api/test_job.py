@@ -1087,3 +1087,4 @@ def test_shell_copies_every_field_but_the_tasks():
                 assert mine is not theirs, spec.name
     assert type(shell.role_counts) is Counter
     assert shell.sums_memo is job.sums_memo
+    assert shell.memo is job.memo

@@ -119,7 +119,8 @@ def _counter_copy(counter: Counter[_Key]) -> Counter[_Key]:
     """``Counter(counter)`` without ``Counter.update``'s generic path: a Counter holds no
     state beyond its dict."""
     copy: Counter[_Key] = Counter.__new__(Counter)
-    dict.update(copy, counter)
+    if counter:
+        dict.update(copy, counter)
     return copy
 
 
@@ -130,6 +131,21 @@ class TaskSumsMemo:
     sums are replaced in one assignment, so a reader on another thread sees old or new."""
 
     sums: TaskSums | None = None
+
+
+@dataclass(slots=True)
+class JobMemo:
+    """What sessions derived from a job, each entry kept with the key of every fact it was
+    derived from, shared (as ``TaskSumsMemo``) by the cache's job and the copies sessions take
+    of it: a job none of whose facts changed is not worked out again. The owner of an entry
+    builds its key and compares it; an entry is replaced in one assignment."""
+
+    # Session close: (key, (phase, running, failed, succeeded, has waiting tasks)).
+    close_facts: tuple[tuple[Any, ...], tuple[str, int, int, int, bool]] | None = None
+    # drf: (key, (dominant resource, share)) of the job's allocation against a cluster total.
+    share: tuple[tuple[Any, ...], tuple[str, float]] | None = None
+    # proportion and capacity: (key, what the job holds beyond its minResources).
+    elastic: tuple[tuple[Any, ...], Resource] | None = None
 
 
 @dataclass(slots=True)
@@ -198,7 +214,7 @@ class PodGroupInfo:
             self.labels,
             self.creation_timestamp,
             self.phase,
-            [dict(c) for c in self.conditions],
+            list(map(dict, self.conditions)),
             self.running,
             self.succeeded,
             self.failed,
@@ -263,6 +279,7 @@ class JobInfo:
         default_factory=lambda: next(_TASK_VERSIONS), compare=False, repr=False
     )
     sums_memo: TaskSumsMemo = field(default_factory=TaskSumsMemo, compare=False, repr=False)
+    memo: JobMemo = field(default_factory=JobMemo, compare=False, repr=False)
 
     # ------------------------------------------------------------------ building
 
@@ -606,6 +623,7 @@ class JobInfo:
             dict(self.min_sub_jobs),
             self.tasks_version,
             self.sums_memo,
+            self.memo,
         )
 
     def clone(self) -> JobInfo:
@@ -614,6 +632,7 @@ class JobInfo:
         # Filed anew by status, so possibly in another index order: summed on its own.
         copy.tasks_version = next(_TASK_VERSIONS)
         copy.sums_memo = TaskSumsMemo()
+        copy.memo = JobMemo()
         tasks = copy.tasks
         index = copy.task_status_index
         for uid, task in self.tasks.items():

@@ -27,6 +27,7 @@ from volcano_py.api.job import (
     PG_RUNNING,
     PG_UNKNOWN,
     JobInfo,
+    PodGroupInfo,
 )
 from volcano_py.api.node import NodeInfo
 from volcano_py.api.node_matrix import FitCache, FloatArray, IntArray, NodeMatrix
@@ -75,6 +76,12 @@ _PREEMPT_REJECT = frozenset(
 # A queue's allocated total at close from its jobs' kept sums when that is exact (False: task
 # by task, the tests' reference).
 _SUM_BY_JOB = True
+
+# A job's PodGroup status at close compared field by field against facts taken at open, its
+# phase and task counts kept per (tasks version, what else the phase reads) in the job's memo
+# shared with the cache, and its status story skipped when it would tell nothing (False: the
+# status dicts built and compared, every count taken again, the tests' reference).
+_QUIET_CLOSE = True
 
 # The hooks whose answers a batched run of like tasks reuses (``Session.batch_safe``).
 _BATCH_GUARDED_HOOKS = (
@@ -216,11 +223,21 @@ class Session:
         }
         self._flattened: dict[str, tuple[Any, ...]] = {}
         self._plugin_slot: dict[str, tuple[int, PluginOption]] = {}
-        self._old_pod_group_status: dict[str, dict[str, Any]] = {
-            uid: job.pod_group.status_dict()
-            for uid, job in self.jobs.items()
-            if job.pod_group is not None
-        }
+        # Each PodGroup's status as the session found it, to write at close only what changed.
+        self._old_pod_group_status: dict[str, dict[str, Any]] = {}
+        self._old_status_facts: dict[str, StatusFacts] = {}
+        if _QUIET_CLOSE:
+            self._old_status_facts = {
+                uid: status_facts(job.pod_group)
+                for uid, job in self.jobs.items()
+                if job.pod_group is not None
+            }
+        else:
+            self._old_pod_group_status = {
+                uid: job.pod_group.status_dict()
+                for uid, job in self.jobs.items()
+                if job.pod_group is not None
+            }
         self._vectors: dict[tuple[Any, ...], tuple[FloatArray, IntArray]] = {}
 
     def release(self) -> None:
@@ -1100,9 +1117,108 @@ def _conditions_changed(new: list[dict[str, Any]], old: list[dict[str, Any]]) ->
     return False
 
 
+# A PodGroup's status as a session found it: (phase, conditions, running, succeeded, failed),
+# the conditions copied (a plugin may change one in place).
+StatusFacts = tuple[str, list[dict[str, Any]], int, int, int]
+
+# Condition fields a change of which alone is no change (``job_updater.go``).
+_IGNORED_CONDITION_FIELDS = frozenset({"lastTransitionTime", "transitionID"})
+# The phases ``_record_job_status_event`` tells an Unschedulable story for.
+_UNSCHEDULABLE_PHASES = frozenset({PG_UNKNOWN, PG_PENDING, PG_INQUEUE})
+_WAITING_STATUSES = (TaskStatus.ALLOCATED, TaskStatus.PENDING, TaskStatus.PIPELINED)
+
+
+def status_facts(pod_group: PodGroupInfo) -> StatusFacts:
+    """What ``PodGroupInfo.status_dict`` would show, without building it."""
+    return (
+        pod_group.phase,
+        list(map(dict, pod_group.conditions)),
+        pod_group.running,
+        pod_group.succeeded,
+        pod_group.failed,
+    )
+
+
+# Every ignored field at one value: a condition merged with it keeps only its other fields'
+# differences (compared by the dicts' own equality, without a Python loop over the fields).
+_IGNORED_AS_ONE = dict.fromkeys(_IGNORED_CONDITION_FIELDS)
+
+
+def _same_condition(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """``new`` and ``old`` without their ignored fields compare equal."""
+    return new | _IGNORED_AS_ONE == old | _IGNORED_AS_ONE
+
+
+def _unschedulable_in(conditions: list[dict[str, Any]], uid: str) -> bool:
+    """A condition of the session ``uid`` says the PodGroup is Unschedulable."""
+    for condition in conditions:
+        if (
+            condition.get("type") == "Unschedulable"
+            and condition.get("status") == "True"
+            and condition.get("transitionID") == uid
+        ):
+            return True
+    return False
+
+
+def _status_changed(pod_group: PodGroupInfo, old: StatusFacts | None) -> bool:
+    """``_update_job_status``'s comparison of the status dicts, field by field: a count
+    ``status_dict`` leaves out is 0, and absent conditions an empty list."""
+    if old is None:
+        return True
+    phase, conditions, running, succeeded, failed = old
+    if (
+        pod_group.phase != phase
+        or pod_group.running != running
+        or pod_group.succeeded != succeeded
+        or pod_group.failed != failed
+    ):
+        return True
+    new = pod_group.conditions
+    if len(new) != len(conditions):
+        return True
+    return not all(map(_same_condition, new, conditions))
+
+
+def _close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int, bool]:
+    """(phase, running, failed, succeeded, any task waiting) after the session: worked out
+    once per job change, kept in the job's memo under every fact it reads (the tasks by
+    their version; the PodGroup's minMember and phase as the session left them)."""
+    pod_group = job.pod_group
+    assert pod_group is not None
+    key = (job.tasks_version, unschedulable, pod_group.min_member, pod_group.phase)
+    kept = job.memo.close_facts
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    index = job.task_status_index
+    facts = (
+        pod_group_phase(job, unschedulable),
+        len(index.get(TaskStatus.RUNNING, ())),
+        len(index.get(TaskStatus.FAILED, ())),
+        len(index.get(TaskStatus.SUCCEEDED, ())),
+        any(index.get(status) for status in _WAITING_STATUSES),
+    )
+    job.memo.close_facts = (key, facts)
+    return facts
+
+
 def _update_job_status(ssn: Session, job: JobInfo) -> None:
     pod_group = job.pod_group
     assert pod_group is not None
+    if _QUIET_CLOSE:
+        unschedulable = _unschedulable_in(pod_group.conditions, ssn.uid)
+        phase, running, failed, succeeded, waiting = _close_facts(job, unschedulable)
+        pod_group.phase = phase
+        pod_group.running = running
+        pod_group.failed = failed
+        pod_group.succeeded = succeeded
+        changed = _status_changed(pod_group, ssn._old_status_facts.get(job.uid))
+        if changed:
+            ssn.sink.update_pod_group_status(job)
+        # Nothing written, no task waiting and a phase with no story: nothing to tell.
+        if changed or waiting or phase in _UNSCHEDULABLE_PHASES:
+            _record_job_status_event(ssn, job, changed)
+        return
     unschedulable = any(
         c.get("type") == "Unschedulable"
         and c.get("status") == "True"
@@ -1203,19 +1319,22 @@ def _sum_by_job(ssn: Session, allocated: dict[str, Resource], has_root: bool) ->
     gives the same floats: every request summed is a non-negative integer and every total
     stays within ``EXACT_INTEGERS``, so each addition either way is exact. False, with the
     totals left at zero, otherwise."""
-    chains: dict[str, list[Resource]] = {}
+    by_queue: dict[str, list[Resource]] = {}
     for job in ssn.jobs.values():
         if job.queue not in allocated:
             continue
         sums = job.task_sums()
         if not sums.exact:
             break
-        chain = chains.get(job.queue)
-        if chain is None:
-            chain = chains[job.queue] = _usage_chain(ssn, job.queue, allocated, has_root)
-        for total in chain:
-            total.add(sums.allocated)
+        listed = by_queue.get(job.queue)
+        if listed is None:
+            listed = by_queue[job.queue] = []
+        listed.append(sums.allocated)
     else:
+        # Exact sums: each queue's jobs added in one ``add_all`` per total it counts in.
+        for queue, listed in by_queue.items():
+            for total in _usage_chain(ssn, queue, allocated, has_root):
+                total.add_all(listed)
         if all(_within_exact_integers(total) for total in allocated.values()):
             return True
     for name in allocated:

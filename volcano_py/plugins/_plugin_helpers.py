@@ -125,9 +125,16 @@ def inqueue_resource(job: JobInfo, allocated: Resource) -> Resource:
     return inqueue
 
 
+# ``job_usage`` hands out the job's kept sums and kept elastic part themselves, which its
+# readers only add into their own totals (False: fresh copies, each worked out again, the
+# tests' reference).
+_SHARED_USAGE = True
+
+
 @dataclass(slots=True)
 class JobUsage:
-    """One job's contribution to its queue's accounting (proportion and capacity)."""
+    """One job's contribution to its queue's accounting (proportion and capacity). Its
+    resources are read, never changed: they may be the job's kept sums."""
 
     allocated: Resource
     request: Resource
@@ -154,11 +161,28 @@ def job_usage(job: JobInfo) -> JobUsage:
     """What the job holds (allocated), holds plus asks for (request), still reserves of its
     minResources (inqueue, less what gated tasks would take) and holds beyond them (elastic)."""
     sums = job.task_sums()  # kept from an earlier session when the tasks did not change
-    allocated, request = sums.allocated.clone(), sums.requested.clone()
     inqueue = Resource()
     if reserves_quota(job):
         inqueue.add(job.deduct_sch_gated_resources(inqueue_resource(job, job.allocated)))
+    if _SHARED_USAGE:
+        return JobUsage(sums.allocated, sums.requested, inqueue, _kept_elastic(job))
+    allocated, request = sums.allocated.clone(), sums.requested.clone()
     return JobUsage(allocated, request, inqueue, job.elastic_resources())
+
+
+def _kept_elastic(job: JobInfo) -> Resource:
+    """``job.elastic_resources()``, kept in the job's memo while its tasks (which make its
+    allocation) and its PodGroup's minResources object are those it was worked out from."""
+    pod_group = job.pod_group
+    raw = pod_group.min_resources if pod_group is not None else None
+    kept = job.memo.elastic
+    if kept is not None:
+        (version, kept_raw), elastic = kept
+        if version == job.tasks_version and kept_raw is raw:
+            return elastic
+    elastic = job.elastic_resources()
+    job.memo.elastic = ((job.tasks_version, raw), elastic)
+    return elastic
 
 
 def format_resource_names(prefix: str, verb: str, names: Iterable[str]) -> str:

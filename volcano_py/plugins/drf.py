@@ -42,6 +42,17 @@ ROOT: Final = "root"
 _LAZY_SHARE = True
 
 
+# A job's share at session open kept in its memo while its tasks and the cluster total stay
+# (False: computed at every open, the tests' reference).
+_KEEP_SHARES = True
+
+
+def _resource_key(resource: Resource) -> tuple[object, ...]:
+    """Every value ``calculate_share`` reads of a total, names in their order (which breaks
+    ties between dominant resources)."""
+    return (resource.milli_cpu, resource.memory, *resource.scalar_resources.items())
+
+
 @dataclass(slots=True)
 class DrfAttr:
     allocated: Resource = field(default_factory=Resource)
@@ -184,10 +195,14 @@ class DrfPlugin:
         option = plugin_option(ssn, self.name)
         self.hierarchy_enabled = option is not None and option.enabled("enableHierarchy")
 
+        total_key = _resource_key(self.total_resource)
         for job in ssn.jobs.values():
             # JobInfo.allocated is already the sum over Allocated/Binding/Bound/Running tasks.
-            attr = DrfAttr(job.allocated.clone())
-            self.update_share(attr)
+            if _KEEP_SHARES:
+                attr = self._opening_attr(job, total_key)
+            else:
+                attr = DrfAttr(job.allocated.clone())
+                self.update_share(attr)
             self.job_attrs[job.uid] = attr
             _record_share(job, attr)
             if self.hierarchy_enabled:
@@ -213,6 +228,19 @@ class DrfPlugin:
                 owner=self.name,
             )
         )
+
+    def _opening_attr(self, job: JobInfo, total_key: tuple[object, ...]) -> DrfAttr:
+        """``update_share`` of a copy of the job's allocation, the share taken from the job's
+        memo when its tasks (which make its allocation) and the cluster total are those it
+        was computed from."""
+        key = (job.tasks_version, total_key)
+        kept = job.memo.share
+        if kept is not None and kept[0] == key:
+            dominant, value = kept[1]
+        else:
+            dominant, value = calculate_share(job.allocated, self.total_resource)
+            job.memo.share = (key, (dominant, value))
+        return DrfAttr(job.allocated.clone(), value, dominant)
 
     def on_session_close(self, ssn: Session) -> None:
         for uid, attr in self.job_attrs.items():

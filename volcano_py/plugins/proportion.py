@@ -41,6 +41,7 @@ from volcano_py.framework.event import Event, EventHandler
 from volcano_py.framework.hooks import SimulationState, VoteFn
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import (
+    JobUsage,
     format_resource_names,
     job_usage,
     log_queue_not_open,
@@ -64,6 +65,10 @@ _LAZY_SHARE = True
 # ``allocatable`` of a task without scalar resources in plain floats (False: always through
 # ``queue_allocatable``'s Resources, the tests' reference).
 _PLAIN_ALLOCATABLE = True
+# A queue's totals at open summed over its jobs' usages by ``Resource.add_all`` (the same
+# additions in the same order), not one ``add`` call per job and total (False: the tests'
+# reference).
+_ADD_BY_QUEUE = True
 
 
 @dataclass(slots=True)
@@ -219,6 +224,7 @@ class ProportionPlugin:
             if spec.guarantee is not None:
                 self.total_guarantee.add(spec.guarantee)
         self.queue_attributes = {}
+        usages: dict[str, list[JobUsage]] = {}
         for job in ssn.jobs.values():
             attr = self.queue_attributes.get(job.queue)
             if attr is None:
@@ -226,7 +232,18 @@ class ProportionPlugin:
                 if queue is None:
                     continue
                 attr = self.queue_attributes[job.queue] = self._new_attributes(queue)
-            self._account_job(attr, job)
+                usages[job.queue] = []
+            if _ADD_BY_QUEUE:
+                usages[job.queue].append(job_usage(job))
+            else:
+                self._account_job(attr, job)
+        for name, listed in usages.items():
+            # Each total takes its jobs' parts in the order ``_account_job`` adds them.
+            attr = self.queue_attributes[name]
+            attr.allocated.add_all(usage.allocated for usage in listed)
+            attr.request.add_all(usage.request for usage in listed)
+            attr.inqueue.add_all(usage.inqueue for usage in listed)
+            attr.elastic.add_all(usage.elastic for usage in listed)
 
         compute_deserved(self.total_resource, self.queue_attributes.values())
         self._record_metrics(ssn)
