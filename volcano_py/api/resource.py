@@ -751,10 +751,11 @@ def same_pod_request(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     old_spec, new_spec = old.get("spec"), new.get("spec")
     if old_spec is not new_spec and old_spec != new_spec:
         return False
-    return not _reports_resources(old) and not _reports_resources(new)
+    return not reports_resources(old) and not reports_resources(new)
 
 
-def _reports_resources(pod: Mapping[str, Any]) -> bool:
+def reports_resources(pod: Mapping[str, Any]) -> bool:
+    """Does a container status of the pod report its resources (an in-place resize)?"""
     status = _mapping(pod.get("status"))
     for key in ("containerStatuses", "initContainerStatuses"):
         for container in status.get(key) or []:
@@ -780,7 +781,7 @@ def _plain_request_key(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple
     if spec.get("initContainers") or spec.get("resources") or spec.get("overhead"):
         return None
     containers = spec.get("containers")
-    if type(containers) is not list or _reports_resources(pod):
+    if type(containers) is not list or reports_resources(pod):
         return None
     parts: list[tuple[Any, ...]] = []
     for container in containers:
