@@ -919,14 +919,10 @@ def _task_of_status_write(
     are read here again; ignored resources change the request, which is kept)."""
     if previous.pod is not old:
         return None
-    meta, old_meta = pod.get("metadata"), old.get("metadata")
-    spec = pod.get("spec")
-    if (
-        type(meta) is not dict
-        or type(old_meta) is not dict
-        or type(spec) is not dict
-        or spec is not old.get("spec")
-    ):
+    meta, old_meta, spec = pod.get("metadata"), old.get("metadata"), pod.get("spec")
+    if spec is not old.get("spec") or not isinstance(spec, dict):
+        return None
+    if not isinstance(meta, dict) or not isinstance(old_meta, dict):
         return None
     annotations = meta.get("annotations")
     if (

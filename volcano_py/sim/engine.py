@@ -78,6 +78,9 @@ _SKIP_OWN_WRITES = True
 # the watchers reread nothing of the metadata and spec (False: as any update, the tests'
 # reference).
 _STATUS_WRITES = True
+# A pod event's job is the one the store's index filed the pod under (it files before it
+# announces), not read off the pod a second time (False: read again, the tests' reference).
+_JOB_FROM_STORE = True
 # Objects the job plugins (svc, ssh) own, handed back to the controller so it can tell an
 # unchanged object from a new one.
 _JOB_PLUGIN_KINDS: Final = ("ConfigMap", "Service", "Secret", "NetworkPolicy")
@@ -214,7 +217,12 @@ class Simulation:
                 self._ungrouped_pods.add(key)
             else:
                 self._ungrouped_pods.discard(key)
-            job_key = job_of_pod(obj)
+            # The store filed the pod it announces under its job (not a deleted one).
+            job_key = (
+                self.cluster.pod_index.job_of(key)
+                if _JOB_FROM_STORE and new is not None
+                else job_of_pod(obj)
+            )
             if job_key is not None:
                 job = self.cluster.get("Job", job_key)
                 if job is not None:

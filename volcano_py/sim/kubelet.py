@@ -280,8 +280,9 @@ class SimKubelet:
             or pod_spec.get("initContainers")
             or pod_spec.get("hostNetwork")
             or type(containers) is not list
+            or any(type(container) is not dict for container in containers)
         ):
-            return None
+            return None  # before any address is handed out
         old_conditions = old.get("conditions")
         scheduled: Mapping[str, Any] | None = None
         if old_conditions:
@@ -293,7 +294,6 @@ class SimKubelet:
                 type(scheduled) is not dict
                 or scheduled.get("type") != "PodScheduled"
                 or scheduled.get("status") != "True"
-                or "lastTransitionTime" not in scheduled
             ):
                 return None
         node_name = text(pod_spec.get("nodeName"))
@@ -314,12 +314,7 @@ class SimKubelet:
         if pod_ip:
             new["podIP"] = pod_ip
             new["podIPs"] = [{"ip": pod_ip}]
-        statuses = []
-        for container in containers:
-            if type(container) is not dict:
-                return None
-            statuses.append(self._first_running(container, pod_uid, started))
-        new["containerStatuses"] = statuses
+        new["containerStatuses"] = [self._first_running(c, pod_uid, started) for c in containers]
         conditions = [dict(c) for c in _first_conditions(True, started, started)]
         if scheduled is not None:
             conditions[-1] = dict(scheduled)
@@ -436,9 +431,12 @@ class SimKubelet:
         for kind in _CONDITION_ORDER:
             before = kept.get(kind)
             # A condition that did not change keeps its transition time.
-            if before is not None and before.get("status") == made[kind]["status"]:
-                made[kind]["lastTransitionTime"] = before.get(
-                    "lastTransitionTime", made[kind]["lastTransitionTime"]
-                )
+            # (A kept PodScheduled without a transition time stays without one.)
+            if (
+                before is not None
+                and before.get("status") == made[kind]["status"]
+                and "lastTransitionTime" in before
+            ):
+                made[kind]["lastTransitionTime"] = before["lastTransitionTime"]
         others = [dict(c) for kind, c in kept.items() if kind not in made]
         return [made[kind] for kind in _CONDITION_ORDER] + others
