@@ -46,3 +46,21 @@ def test_a_container_status_reporting_resources_is_parsed_again() -> None:
     assert not same_pod_request(old, new)
     assert not same_pod_request(new, old)
     assert pod_request(new) != pod_request(old)
+
+
+def test_a_bind_keeps_the_request() -> None:
+    """A bind sets ``spec.nodeName``, which ``pod_request`` never reads: the same request,
+    for a copy-on-write spec and for one decoded afresh; any other change parses again."""
+    old = _pod()
+    shared = {**old, "spec": {**old["spec"], "nodeName": "n1"}}
+    decoded = copy.deepcopy(shared)
+    for new in (shared, decoded):
+        assert same_pod_request(old, new)
+        assert pod_request(new) == pod_request(old)
+    moved = {**shared, "spec": {**shared["spec"], "nodeName": "n2"}}
+    assert same_pod_request(shared, moved)
+    other = copy.deepcopy(shared)
+    other["spec"]["priority"] = 5
+    assert not same_pod_request(old, other)
+    dropped = {**old, "spec": {"nodeName": "n1"}}
+    assert not same_pod_request(old, dropped)

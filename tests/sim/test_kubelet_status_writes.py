@@ -1,8 +1,9 @@
 """The kubelet stand-in's reports take shortcuts that must change nothing: a report is a
 status write (``InMemoryCluster.update_status``; ``engine._STATUS_WRITES``) whose watchers
 reread nothing of the pod's metadata and spec (the cache, ``cache._STATUS_WRITES_READ_LESS``),
-a pod event's job comes from the store's index (``engine._JOB_FROM_STORE``), and a Running
-pod's first report is made without the general passes (``kubelet._FAST_FIRST_REPORT``). Each
+a pod event's job comes from the store's index (``engine._JOB_FROM_STORE``), a Running
+pod's first report is made without the general passes (``kubelet._FAST_FIRST_REPORT``), and
+a bind keeps the pod's parsed request (``resource._BIND_KEEPS_REQUEST``). Each
 case runs with every shortcut, and with each one off, and the outputs must be the same text;
 the first report is also compared with the general code's, pod by pod."""
 
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.sim.test_kubelet_revisits import _dump
+from volcano_py.api import resource
 from volcano_py.cache import cache as cache_module
 from volcano_py.cli.main import main
 from volcano_py.sim import engine, kubelet
@@ -29,6 +31,7 @@ SWITCHES = (
     (engine, "_JOB_FROM_STORE"),
     (cache_module, "_STATUS_WRITES_READ_LESS"),
     (kubelet, "_FAST_FIRST_REPORT"),
+    (resource, "_BIND_KEEPS_REQUEST"),
 )
 CASES = [
     ("gang-deadlock.yaml",),
@@ -85,9 +88,7 @@ def _job_dump(directory: Path) -> Path:
                     "replicas": 3,
                     "template": {
                         "spec": {
-                            "containers": [
-                                {"name": "w", "resources": {"requests": {"cpu": "1"}}}
-                            ],
+                            "containers": [{"name": "w", "resources": {"requests": {"cpu": "1"}}}],
                             "restartPolicy": "Never",
                         }
                     },
