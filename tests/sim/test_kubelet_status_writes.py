@@ -3,7 +3,8 @@ status write (``InMemoryCluster.update_status``; ``engine._STATUS_WRITES``) whos
 reread nothing of the pod's metadata and spec (the cache, ``cache._STATUS_WRITES_READ_LESS``),
 a pod event's job comes from the store's index (``engine._JOB_FROM_STORE``), a Running
 pod's first report is made without the general passes (``kubelet._FAST_FIRST_REPORT``), and
-a bind keeps the pod's parsed request (``resource._BIND_KEEPS_REQUEST``). Each
+a bind keeps the pod's parsed request (``resource._BIND_KEEPS_REQUEST``), and the PodGroup
+controller's ``minResources`` comes from a memo (``quota._MIN_RESOURCES_MEMO``). Each
 case runs with every shortcut, and with each one off, and the outputs must be the same text;
 the first report is also compared with the general code's, pod by pod."""
 
@@ -21,6 +22,7 @@ from tests.sim.test_kubelet_revisits import _dump
 from volcano_py.api import resource
 from volcano_py.cache import cache as cache_module
 from volcano_py.cli.main import main
+from volcano_py.controllers import quota
 from volcano_py.sim import engine, kubelet
 from volcano_py.sim.cluster import InMemoryCluster
 from volcano_py.sim.kubelet import SimKubelet
@@ -32,6 +34,7 @@ SWITCHES = (
     (cache_module, "_STATUS_WRITES_READ_LESS"),
     (kubelet, "_FAST_FIRST_REPORT"),
     (resource, "_BIND_KEEPS_REQUEST"),
+    (quota, "_MIN_RESOURCES_MEMO"),
 )
 CASES = [
     ("gang-deadlock.yaml",),
