@@ -57,7 +57,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.actions.allocate", "_SKIP_NOTHING_PENDING", False),
     ("volcano_py.actions.task_placement", "_RUNS_ACROSS_JOBS", False),
     ("volcano_py.api.node", "_PLAIN_FLOAT_CHARGES", False),
-    ("volcano_py.api.resource", "_BOUND_KEEPS_REQUEST", False),
+    ("volcano_py.api.resource", "_BIND_KEEPS_REQUEST", False),
     ("volcano_py.cache.cache", "_BIND_PENDING_IN_PLACE", False),
     ("volcano_py.api.job", "_KEEP_TASK_SUMS", False),
     ("volcano_py.api.job", "_ONE_CALL_MOVES", False),

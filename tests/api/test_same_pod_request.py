@@ -48,15 +48,22 @@ def test_a_container_status_reporting_resources_is_parsed_again() -> None:
     assert pod_request(new) != pod_request(old)
 
 
-def test_a_binding_keeps_the_request() -> None:
-    """The API server's binding sets ``spec.nodeName`` and nothing else in the spec: the
-    request reads nothing of it (the scheduler's own binds, echoed by the watch)."""
+def test_a_bind_keeps_the_request() -> None:
+    """A bind sets ``spec.nodeName``, which ``pod_request`` never reads: the same request,
+    for a copy-on-write spec and for one decoded afresh; any other change parses again."""
     old = _pod()
-    new = copy.deepcopy(old)
-    new["spec"]["nodeName"] = "n1"
-    new["status"] = {"phase": "Pending", "conditions": [{"type": "PodScheduled"}]}
-    assert same_pod_request(old, new)
-    assert pod_request(new) == pod_request(old)
+    shared = {**old, "spec": {**old["spec"], "nodeName": "n1"}}
+    decoded = copy.deepcopy(shared)
+    for new in (shared, decoded):
+        assert same_pod_request(old, new)
+        assert pod_request(new) == pod_request(old)
+    moved = {**shared, "spec": {**shared["spec"], "nodeName": "n2"}}
+    assert same_pod_request(shared, moved)
+    other = copy.deepcopy(shared)
+    other["spec"]["priority"] = 5
+    assert not same_pod_request(old, other)
+    dropped = {**old, "spec": {"nodeName": "n1"}}
+    assert not same_pod_request(old, dropped)
 
 
 def test_a_binding_with_another_spec_change_is_parsed_again() -> None:
@@ -72,21 +79,10 @@ def test_a_binding_with_another_spec_change_is_parsed_again() -> None:
     assert pod_request(extra) != pod_request(old)
 
 
-def test_a_node_name_changed_or_dropped_is_parsed_again() -> None:
-    """Only a spec gaining ``nodeName`` counts as a binding; one that had it already (or
-    loses it) is compared whole."""
-    bound = _pod()
-    bound["spec"]["nodeName"] = "n1"
-    moved = copy.deepcopy(bound)
-    moved["spec"]["nodeName"] = "n2"
-    assert not same_pod_request(bound, moved)
-    assert not same_pod_request(bound, _pod())
-
-
 def test_without_the_shortcut_a_binding_is_parsed_again(monkeypatch: Any) -> None:
     from volcano_py.api import resource
 
-    monkeypatch.setattr(resource, "_BOUND_KEEPS_REQUEST", False)
+    monkeypatch.setattr(resource, "_BIND_KEEPS_REQUEST", False)
     old = _pod()
     new = copy.deepcopy(old)
     new["spec"]["nodeName"] = "n1"

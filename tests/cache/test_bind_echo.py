@@ -1,5 +1,5 @@
 """The watch's echo of a bind (the pod's spec gaining ``nodeName``) keeps the pod's parsed
-request (``resource._BOUND_KEEPS_REQUEST``), so the cache swaps the task in place instead of
+request (``resource._BIND_KEEPS_REQUEST``), so the cache swaps the task in place instead of
 removing it and adding it again; the books must end exactly as the general path leaves them.
 
 The random histories of ``test_bind_in_place`` (pods on known, unknown and placeholder nodes,
@@ -76,7 +76,7 @@ def _run_with_echoes(steps: list[Step], seed: int) -> tuple[SchedulerCache, list
 
 def _books_with(steps: list[Step], seed: int, keep: bool) -> Any:
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(resource_module, "_BOUND_KEEPS_REQUEST", keep)
+        monkeypatch.setattr(resource_module, "_BIND_KEEPS_REQUEST", keep)
         return _books(*_run_with_echoes(steps, seed))
 
 

@@ -83,6 +83,13 @@ def _status_of(
     return TaskStatus.UNKNOWN
 
 
+def task_status_from(
+    pod: Mapping[str, Any], meta: Mapping[str, Any], spec: Mapping[str, Any]
+) -> TaskStatus:
+    """``task_status_of_pod(pod)`` given the pod's metadata and spec already read."""
+    return _status_of(pod, meta, spec)
+
+
 def job_id_of_pod(pod: Mapping[str, Any]) -> JobID:
     """``<namespace>/<group-name annotation>``, or "" for a pod that belongs to no PodGroup."""
     meta = _meta(pod)

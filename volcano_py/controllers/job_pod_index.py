@@ -128,6 +128,17 @@ class JobPodIndex:
         self._jobs: dict[str, JobPods] = {}
         self._job_of_key: dict[str, str] = {}
 
+    def update_status(self, key: str, new: Raw) -> None:
+        """``update(key, new)`` of a pod whose new version differs from the one filed in its
+        status alone: a pod filed under no job stays so (``job_of_pod`` reads the metadata,
+        which is the same), without asking again."""
+        if key in self._job_of_key:
+            self.update(key, new)  # its task's tallies read the status
+
+    def job_of(self, key: str) -> str | None:
+        """The job the pod filed at ``key`` belongs to (``job_of_pod`` of it), if any."""
+        return self._job_of_key.get(key)
+
     def update(self, key: str, new: Raw | None) -> None:
         old_job = self._job_of_key.pop(key, None)
         if old_job is not None:

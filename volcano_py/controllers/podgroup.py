@@ -19,7 +19,7 @@ from volcano_py.api.types import (
     QUEUE_NAME_ANNOTATION,
     REVOCABLE_ZONE_KEY,
 )
-from volcano_py.controllers.quota import format_list, pod_quota_usage, scaled
+from volcano_py.controllers.quota import min_resources
 from volcano_py.controllers.raw import (
     Raw,
     annotations_of,
@@ -128,7 +128,7 @@ def build_pod_group_for_pod(
 
     pg_spec: dict[str, Any] = {
         "minMember": min_member,
-        "minResources": format_list(scaled(pod_quota_usage(pod), min_member)),
+        "minResources": min_resources(pod, min_member),
         # The CRD default, written out since no API server fills it in offline.
         "queue": pod_annotations.get(QUEUE_NAME_ANNOTATION, DEFAULT_QUEUE),
     }

@@ -98,6 +98,9 @@ class InMemoryCluster:
     _by_namespace: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(default_factory=dict)
     # uids and resourceVersions, as the API server stamps them (``--seed`` derives the uids).
     identities: Identities = field(default_factory=Identities)
+    # Told of a status write (``update_status``) with (kind, key, stored version, new version)
+    # instead of ``watch``, when set: a status-only change allows the watcher shortcuts.
+    status_watch: Callable[[str, str, Mapping[str, Any], Mapping[str, Any]], None] | None = None
 
     # ------------------------------------------------------------------ store
 
@@ -112,8 +115,11 @@ class InMemoryCluster:
         """The objects of a namespaced kind in one namespace, by key (read-only)."""
         return self._by_namespace.get(kind, {}).get(namespace, {})
 
-    def _store(self, kind: str, key: str, obj: dict[str, Any] | None) -> None:
-        """Put (or, with None, drop) an object, keeping the indexes in step."""
+    def _store(
+        self, kind: str, key: str, obj: dict[str, Any] | None, *, status_only: bool = False
+    ) -> None:
+        """Put (or, with None, drop) an object, keeping the indexes in step. ``status_only``:
+        a new version of the stored object that differs in its status alone."""
         store = self.of_kind(kind)
         if obj is None:
             store.pop(key, None)
@@ -132,7 +138,10 @@ class InMemoryCluster:
             else:
                 by_namespace[key] = obj
         if kind == "Pod":
-            self.pod_index.update(key, obj)
+            if status_only and obj is not None:
+                self.pod_index.update_status(key, obj)
+            else:
+                self.pod_index.update(key, obj)
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         return self.of_kind(kind).get(key)
@@ -174,6 +183,23 @@ class InMemoryCluster:
         }
         self._store(kind, object_key(obj), obj)
         self._notify(kind, "MODIFIED", obj)
+
+    def update_status(self, key: str, obj: dict[str, Any]) -> None:
+        """``update(obj)`` of a new version of the object stored at ``key`` that changes its
+        ``status`` only: every other part of ``obj`` is the stored version's own object (as
+        ``revised(stored, "status")`` makes it). The same write and the same event; a
+        ``status_watch`` is told it instead of ``watch``, with the version replaced. Anything
+        else (nothing stored at ``key``, another part changed) is written by ``update``."""
+        kind = store_kind(obj)
+        old = self.of_kind(kind).get(key)
+        status_watch = self.status_watch
+        if status_watch is None or old is None or not _only_status_differs(old, obj):
+            self.update(obj)
+            return
+        obj["metadata"] = {**obj["metadata"], "resourceVersion": self.identities.next_version()}
+        self._store(kind, key, obj, status_only=True)
+        if kind in CACHE_KINDS:
+            status_watch(kind, key, old, obj)
 
     def delete(self, kind: str, key: str) -> dict[str, Any] | None:
         obj = self.of_kind(kind).get(key)
@@ -373,6 +399,19 @@ def revised(obj: Mapping[str, Any], *parts: str) -> dict[str, Any]:
     for part in parts:
         copied[part] = dict(obj.get(part) or {})
     return copied
+
+
+def _only_status_differs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Is every part of ``new`` but its status ``old``'s own object (a dict metadata)?"""
+    if len(old) != len(new) or type(new.get("metadata")) is not dict:
+        return False
+    for part, value in new.items():
+        if part != "status" and old.get(part, _ABSENT) is not value:
+            return False
+    return True
+
+
+_ABSENT: Final = object()
 
 
 def _queue(name: str, reclaimable: bool) -> dict[str, Any]:

@@ -74,6 +74,13 @@ CONTROLLER_PASSES: Final = 5
 # The kubelet stand-in does not visit again, next cycle, a pod whose only change since was
 # its own status write (False: it does, as every changed pod: the tests' reference).
 _SKIP_OWN_WRITES = True
+# The kubelet stand-in writes a status as a status write (``InMemoryCluster.update_status``):
+# the watchers reread nothing of the metadata and spec (False: as any update, the tests'
+# reference).
+_STATUS_WRITES = True
+# A pod event's job is the one the store's index filed the pod under (it files before it
+# announces), not read off the pod a second time (False: read again, the tests' reference).
+_JOB_FROM_STORE = True
 # Objects the job plugins (svc, ssh) own, handed back to the controller so it can tell an
 # unchanged object from a new one.
 _JOB_PLUGIN_KINDS: Final = ("ConfigMap", "Service", "Secret", "NetworkPolicy")
@@ -131,6 +138,7 @@ class Simulation:
     def __post_init__(self) -> None:
         self.time = self.clock.offset
         self.cluster = InMemoryCluster(watch=self._watch, clock=lambda: self.time)
+        self.cluster.status_watch = self._watch_status
         self.cluster.identities.seed = self.seed
         self.forecast.now = self.forecast.previous = self.time
         self.kubelet = SimKubelet(seed=self.seed)
@@ -209,7 +217,12 @@ class Simulation:
                 self._ungrouped_pods.add(key)
             else:
                 self._ungrouped_pods.discard(key)
-            job_key = job_of_pod(obj)
+            # The store filed the pod it announces under its job (not a deleted one).
+            job_key = (
+                self.cluster.pod_index.job_of(key)
+                if _JOB_FROM_STORE and new is not None
+                else job_of_pod(obj)
+            )
             if job_key is not None:
                 job = self.cluster.get("Job", job_key)
                 if job is not None:
@@ -230,6 +243,36 @@ class Simulation:
                 if job_key is not None:
                     event = "Unknown" if phase == "Unknown" else "OutOfSync"
                     self._request(job_key, JobRequest(event=event))
+
+    def _watch_status(
+        self, kind: str, key: str, old: Mapping[str, Any], obj: Mapping[str, Any]
+    ) -> None:
+        """``_watch(kind, "MODIFIED", obj)`` for a status write (``update_status``): ``obj``
+        is ``old``, the version stored before, with another status, so the cache takes it as
+        such (``apply_pod_status``) and the pod's job is the one the store filed it under."""
+        if kind != "Pod":
+            self._watch(kind, "MODIFIED", obj)
+            return
+        self.cache.apply_pod_status(old, obj)
+        seen = self._pods_seen.get(key)
+        new = self._pods_seen[key] = dict(obj)
+        self._pods_changed.add(key)
+        self.forecast.on_pod(key, seen, new)
+        self.claims.on_pod(key, new)
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if GROUP_NAME_ANNOTATION not in annotations:
+            self._ungrouped_pods.add(key)
+        else:
+            self._ungrouped_pods.discard(key)
+        job_key = self.cluster.pod_index.job_of(key)
+        if job_key is not None:
+            job = self.cluster.get("Job", job_key)
+            if job is not None:
+                request = job_request_for_pod_change(
+                    job, seen, new, pods=self._pods_of_job(job_key)
+                )
+                if request is not None:
+                    self._request(job_key, request)
 
     def _sync_quotas(self) -> None:
         """Kubernetes' quota controller: ResourceQuota status follows the pods."""
@@ -329,8 +372,9 @@ class Simulation:
     ) -> None:
         pod = dict(pod)  # a new version; its status is made new below, the rest is shared
         cluster = self.cluster
-        cluster_pods = cluster.of_kind("Pod").values()
-        self.kubelet.network.prime(cluster.of_kind("Node").values(), cluster_pods)
+        network = self.kubelet.network
+        if not network.primed:
+            network.prime(cluster.of_kind("Node").values(), cluster.of_kind("Pod").values())
         pod["status"] = self.kubelet.status(
             pod, phase, timestamp(self.time), exit_code, reason, message
         )
@@ -338,7 +382,10 @@ class Simulation:
         key = object_key(pod)
         changed = self._pods_changed
         marked = key in changed
-        cluster.update(pod)
+        if _STATUS_WRITES:
+            cluster.update_status(key, pod)
+        else:
+            cluster.update(pod)
         if _SKIP_OWN_WRITES and not marked and cluster.get("Pod", key) is pod:
             # The stand-in's own write leaves nothing for its next look (a pod it started
             # has its start cycle and its end timer, a finished one nothing to do): not a

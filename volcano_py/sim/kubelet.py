@@ -40,6 +40,11 @@ _NOTHING_TAKEN: Final[frozenset[str]] = frozenset()
 # out, only copied. Bounded (a long run has many start times).
 _FIRST_CONDITIONS: dict[tuple[bool, str, str], tuple[dict[str, Any], ...]] = {}
 _FIRST_CONDITIONS_KEPT: Final = 256
+# A Running pod's first report (no container statuses yet: a pod given Running, or one bound
+# here and started) is made by ``SimKubelet._first_report``, the general code's answer without
+# its passes and look-ups (60k of them at 5k nodes). False: by the general code (the tests'
+# reference).
+_FAST_FIRST_REPORT = True
 
 
 def condition(kind: str, state: bool, when: str, reason: str = "") -> dict[str, Any]:
@@ -62,6 +67,27 @@ def mark_scheduled(pod: dict[str, Any], now: str) -> None:
         c for c in items(pod_status.get("conditions")) if mapping(c).get("type") != "PodScheduled"
     ] + [condition("PodScheduled", True, now)]
     pod["status"] = pod_status
+
+
+def _first_conditions(running: bool, when: str, started: str) -> tuple[dict[str, Any], ...]:
+    """The conditions of a report with none to keep, in the kubelet's order. Pods started
+    together get alike conditions: one made tuple per (running, when, started), to be copied,
+    never handed out (50k given-Running pods in a 5k-node dump's first cycle, a handful of
+    distinct times)."""
+    key = (running, when, started)
+    first = _FIRST_CONDITIONS.get(key)
+    if first is None:
+        if len(_FIRST_CONDITIONS) >= _FIRST_CONDITIONS_KEPT:
+            _FIRST_CONDITIONS.clear()
+        finished_reason = "" if running else "PodCompleted"
+        first = _FIRST_CONDITIONS[key] = (
+            condition("PodReadyToStartContainers", running, when),
+            condition("Initialized", True, started),
+            condition("Ready", running, when, finished_reason),
+            condition("ContainersReady", running, when, finished_reason),
+            condition("PodScheduled", True, started),
+        )
+    return first
 
 
 def _container_id(seed: int, pod_uid: str, container: str, started: str) -> str:
@@ -96,6 +122,10 @@ class PodNetwork:
             address = text(status(pod).get("podIP"))
             if node_name and address:
                 self._taken.setdefault(node_name, set()).add(address)
+
+    @property
+    def primed(self) -> bool:
+        return self._primed
 
     def host_ip(self, node_name: str) -> str | None:
         return self._host_ips.get(node_name)
@@ -172,6 +202,10 @@ class SimKubelet:
     ) -> dict[str, Any]:
         """The pod's status in ``phase`` (Running, Succeeded or Failed) at ``now``. What the
         pod had (its start time, addresses, the scheduler's conditions) is kept."""
+        if _FAST_FIRST_REPORT and phase == "Running":
+            first = self._first_report(pod, now)
+            if first is not None:
+                return first
         old = status(pod)  # read only: the new status is a new dict
         pod_spec = spec(pod)
         node_name = text(pod_spec.get("nodeName"))
@@ -229,6 +263,62 @@ class SimKubelet:
                 for c in containers
             ]
         new["conditions"] = self._conditions(old, phase, started, now)
+        return new
+
+    def _first_report(self, pod: Mapping[str, Any], now: str) -> dict[str, Any] | None:
+        """``status(pod, "Running", now)`` for a plain pod reported the first time: plain dicts
+        and lists, no container statuses, no init containers, no condition to keep but (at
+        most) the ``PodScheduled`` its bind wrote. None for any other pod (the general code
+        then answers). The same values, keys in the same order."""
+        old, pod_spec, meta = pod.get("status"), pod.get("spec"), pod.get("metadata")
+        if type(old) is not dict or type(pod_spec) is not dict or type(meta) is not dict:
+            return None
+        containers = pod_spec.get("containers")
+        if (
+            old.get("containerStatuses")
+            or old.get("initContainerStatuses")
+            or pod_spec.get("initContainers")
+            or pod_spec.get("hostNetwork")
+            or type(containers) is not list
+            or any(type(container) is not dict for container in containers)
+        ):
+            return None  # before any address is handed out
+        old_conditions = old.get("conditions")
+        scheduled: Mapping[str, Any] | None = None
+        if old_conditions:
+            # Only the bind's PodScheduled True: the general pass keeps it and makes the rest.
+            if type(old_conditions) is not list or len(old_conditions) != 1:
+                return None
+            scheduled = old_conditions[0]
+            if (
+                type(scheduled) is not dict
+                or scheduled.get("type") != "PodScheduled"
+                or scheduled.get("status") != "True"
+            ):
+                return None
+        node_name = text(pod_spec.get("nodeName"))
+        started = text(old.get("startTime")) or now
+        pod_uid = text(meta.get("uid"))
+        new: dict[str, Any] = dict(old)
+        for anew in _REPORTED_ANEW:  # made anew below (conditions last, as there)
+            new.pop(anew, None)
+        new["phase"] = "Running"
+        new["startTime"] = started
+        new["qosClass"] = text(old.get("qosClass")) or qos_class(pod)
+        network = self.network
+        host_ip = text(old.get("hostIP")) or network.host_ip(node_name)
+        if host_ip:
+            new["hostIP"] = host_ip
+            new["hostIPs"] = [{"ip": host_ip}]
+        pod_ip = text(old.get("podIP")) or network.pod_ip(node_name, pod)
+        if pod_ip:
+            new["podIP"] = pod_ip
+            new["podIPs"] = [{"ip": pod_ip}]
+        new["containerStatuses"] = [self._first_running(c, pod_uid, started) for c in containers]
+        conditions = [dict(c) for c in _first_conditions(True, started, started)]
+        if scheduled is not None:
+            conditions[-1] = dict(scheduled)
+        new["conditions"] = conditions
         return new
 
     def _first_running(
@@ -319,23 +409,10 @@ class SimKubelet:
         old_conditions = items(old.get("conditions"))
         if not old_conditions:
             # Nothing to keep (a pod given Running, reported the first time): what the
-            # general case below makes of no conditions, without its passes. Pods started
-            # together get alike conditions: copies of one made list (50k given-Running pods
-            # in a 5k-node dump's first cycle, a handful of distinct times).
-            when = started if running else now
-            key = (running, when, started)
-            first = _FIRST_CONDITIONS.get(key)
-            if first is None:
-                if len(_FIRST_CONDITIONS) >= _FIRST_CONDITIONS_KEPT:
-                    _FIRST_CONDITIONS.clear()
-                first = _FIRST_CONDITIONS[key] = (
-                    condition("PodReadyToStartContainers", running, when),
-                    condition("Initialized", True, started),
-                    condition("Ready", running, when, finished_reason),
-                    condition("ContainersReady", running, when, finished_reason),
-                    condition("PodScheduled", True, started),
-                )
-            return [dict(c) for c in first]
+            # general case below makes of no conditions, without its passes.
+            return [
+                dict(c) for c in _first_conditions(running, started if running else now, started)
+            ]
         kept = {text(mapping(c).get("type")): mapping(c) for c in old_conditions}
         scheduled = kept.get("PodScheduled")
         if scheduled is None or scheduled.get("status") != "True":
@@ -354,9 +431,12 @@ class SimKubelet:
         for kind in _CONDITION_ORDER:
             before = kept.get(kind)
             # A condition that did not change keeps its transition time.
-            if before is not None and before.get("status") == made[kind]["status"]:
-                made[kind]["lastTransitionTime"] = before.get(
-                    "lastTransitionTime", made[kind]["lastTransitionTime"]
-                )
+            # (A kept PodScheduled without a transition time stays without one.)
+            if (
+                before is not None
+                and before.get("status") == made[kind]["status"]
+                and "lastTransitionTime" in before
+            ):
+                made[kind]["lastTransitionTime"] = before["lastTransitionTime"]
         others = [dict(c) for kind, c in kept.items() if kind not in made]
         return [made[kind] for kind in _CONDITION_ORDER] + others

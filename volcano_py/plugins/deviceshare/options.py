@@ -40,8 +40,7 @@ SPREAD: Final = "spread"
 
 # What upstream reads and volcano-py does not act on, and why; the conf check names each as
 # without effect and the plugin logs the reason once.
-UNPORTED: Final[Mapping[str, str]] = {
-}
+UNPORTED: Final[Mapping[str, str]] = {}
 
 ARGUMENTS: Final[frozenset[str]] = frozenset(
     {
