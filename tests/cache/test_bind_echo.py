@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.cache.test_bind_in_place import Step, _books, _steps
+from tests.cache.test_bind_in_place import Step, _books, _steps, bind_copy
 from volcano_py.api import resource as resource_module
 from volcano_py.cache.cache import CacheBindError, SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
@@ -47,13 +47,7 @@ def _run_with_echoes(steps: list[Step], seed: int) -> tuple[SchedulerCache, list
         pending = [t for t in cache.tasks.values() if t.status.name == "PENDING"]
         if not pending:
             continue
-        index = what if kind == "bind-gone" else what[0]
-        task = pending[index % len(pending)].clone()
-        if kind == "bind-gone":
-            task.uid = "another-uid"
-            task.node_name = "n0"
-        else:
-            task.node_name = what[1]
+        task = bind_copy(pending, kind, what)
         try:
             cache.add_bind_task(task)
         except CacheBindError as error:

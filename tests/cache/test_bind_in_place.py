@@ -26,6 +26,7 @@ import pytest
 from volcano_py.api import job as job_module
 from volcano_py.api import node as node_module
 from volcano_py.api.node_matrix import FIELDS
+from volcano_py.api.task import TaskInfo
 from volcano_py.cache import cache as cache_module
 from volcano_py.cache.cache import CacheBindError, SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
@@ -91,6 +92,21 @@ def _steps(seed: int) -> list[Step]:
     return steps
 
 
+def bind_copy(pending: list[TaskInfo], kind: str, what: Any) -> TaskInfo:
+    """The session's copy of one of the ``pending`` tasks that a "bind" step (``what``: the
+    task's index and the node) or a "bind-gone" step (``what``: the index; the pod was
+    replaced since, so the cache refuses the bind) hands to the cache."""
+    index = what if kind == "bind-gone" else what[0]
+    task = pending[index % len(pending)].clone()
+    if kind == "bind-gone":
+        task.uid = "another-uid"  # the pod was replaced: the bind is refused
+        task.node_name = "n0"
+    else:
+        task.node_name = what[1]
+    task.pod_annotations["volcano.sh/bound-by"] = "test"
+    return task
+
+
 def _run(steps: list[Step]) -> tuple[SchedulerCache, list[str]]:
     cache = SchedulerCache(binder=RecordingBinder())
     outcomes: list[str] = []
@@ -101,14 +117,7 @@ def _run(steps: list[Step]) -> tuple[SchedulerCache, list[str]]:
         pending = [t for t in cache.tasks.values() if t.status.name == "PENDING"]
         if not pending:
             continue
-        index = what if kind == "bind-gone" else what[0]
-        task = pending[index % len(pending)].clone()
-        if kind == "bind-gone":
-            task.uid = "another-uid"  # the pod was replaced: the bind is refused
-            task.node_name = "n0"
-        else:
-            task.node_name = what[1]
-        task.pod_annotations["volcano.sh/bound-by"] = "test"
+        task = bind_copy(pending, kind, what)
         try:
             cache.add_bind_task(task)
         except CacheBindError as error:

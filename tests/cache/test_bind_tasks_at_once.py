@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.cache.test_bind_in_place import Step, _books, _steps
+from tests.cache.test_bind_in_place import Step, _books, _steps, bind_copy
 from volcano_py.api.task import TaskInfo
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
@@ -53,14 +53,7 @@ def _tasks(
     for kind, what in binds:
         if not pending:
             break
-        index = what if kind == "bind-gone" else what[0]
-        task = pending[index % len(pending)].clone()
-        if kind == "bind-gone":
-            task.uid = "another-uid"
-            task.node_name = "n0"
-        else:
-            task.node_name = what[1]
-        task.pod_annotations["volcano.sh/bound-by"] = "test"
+        task = bind_copy(pending, kind, what)
         tasks.append(task)
         if rng.random() < 0.1:
             tasks.append(task.clone())  # the same pod twice: the second bind is refused

@@ -176,6 +176,17 @@ def test_runs_within_a_role_place_alike_batched_or_not(
     assert batched == single
 
 
+def cache_of(cluster: dict[str, list[dict[str, Any]]], binder: RecordingBinder) -> SchedulerCache:
+    """A cache holding ``cluster`` (queues, nodes, PodGroups, then pods), binding to ``binder``."""
+    cache = SchedulerCache(binder=binder)
+    for kind, key in (("Queue", "queues"), ("Node", "nodes"), ("PodGroup", "groups")):
+        for obj in cluster[key]:
+            cache.apply_event(kind, "ADDED", obj)
+    for pod in cluster["pods"]:
+        cache.apply_event("Pod", "ADDED", pod)
+    return cache
+
+
 def run_with_books(
     cluster: dict[str, list[dict[str, Any]]], conf: SchedulerConf, seed: int
 ) -> dict[str, Any]:
@@ -184,12 +195,7 @@ def run_with_books(
     job's allocated and total request and its tasks' statuses and nodes; drf's job shares
     and proportion's queue shares as the plugins hold them before close."""
     binder = RecordingBinder()
-    cache = SchedulerCache(binder=binder)
-    for kind, key in (("Queue", "queues"), ("Node", "nodes"), ("PodGroup", "groups")):
-        for obj in cluster[key]:
-            cache.apply_event(kind, "ADDED", obj)
-    for pod in cluster["pods"]:
-        cache.apply_event("Pod", "ADDED", pod)
+    cache = cache_of(cluster, binder)
     state = SchedulingState(seed=seed)
     ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, state)
     for name in conf.actions:

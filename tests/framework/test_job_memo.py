@@ -34,7 +34,7 @@ from bench.side_by_side import CONF
 from volcano_py import metrics
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework import session as session_module
-from volcano_py.framework.conf import parse_conf
+from volcano_py.framework.conf import SchedulerConf, parse_conf
 from volcano_py.framework.session import SchedulingState, close_session, open_session
 from volcano_py.scheduler.registry import BUILTIN_ACTIONS, PluginRegistry, new_action
 
@@ -155,6 +155,24 @@ def _series(gauge: Any) -> list[tuple[tuple[str, ...], float]]:
     return sorted((labels, child._value.get()) for labels, child in gauge._metrics.items())
 
 
+def _logged_cluster() -> tuple[CallLog, SchedulerCache, SchedulerConf, SchedulingState]:
+    """The test cluster in a cache whose every output goes to one ``CallLog``, the conf and a
+    state, all on the fixed clock."""
+    log = CallLog()
+    cache = SchedulerCache(
+        binder=log, evictor=log, status_updater=log, recorder=log, clock=lambda: NOW
+    )
+    _cluster(cache)
+    return log, cache, parse_conf(CONF, BUILTIN_ACTIONS), SchedulingState(clock=lambda: NOW)
+
+
+def _session(cache: SchedulerCache, conf: SchedulerConf, state: SchedulingState) -> None:
+    ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, state)
+    for name in conf.actions:
+        new_action(name).execute(ssn)
+    close_session(ssn)
+
+
 def _run(change: Change, shortcuts: bool) -> str:
     """Two sessions, ``change``, three sessions (the last two quiet): everything handed out."""
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -163,20 +181,11 @@ def _run(change: Change, shortcuts: bool) -> str:
                 monkeypatch.setattr(importlib.import_module(module), flag, value)
         metrics.JOB_SHARE.clear()
         metrics.UNSCHEDULE_TASK_COUNT.clear()
-        log = CallLog()
-        cache = SchedulerCache(
-            binder=log, evictor=log, status_updater=log, recorder=log, clock=lambda: NOW
-        )
-        _cluster(cache)
-        conf = parse_conf(CONF, BUILTIN_ACTIONS)
-        state = SchedulingState(clock=lambda: NOW)
+        log, cache, conf, state = _logged_cluster()
         for round_ in range(5):
             if round_ == 2:
                 change(cache)
-            ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, state)
-            for name in conf.actions:
-                new_action(name).execute(ssn)
-            close_session(ssn)
+            _session(cache, conf, state)
             cache.forget_series_of_jobs_gone_during_session()
             log.calls.append(["round", round_])
         groups = {
@@ -206,19 +215,10 @@ def test_a_quiet_job_is_not_worked_out_again(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(session_module, "pod_group_phase", counting)
     for quiet in (True, False):
         monkeypatch.setattr(session_module, "_QUIET_CLOSE", quiet)
-        log = CallLog()
-        cache = SchedulerCache(
-            binder=log, evictor=log, status_updater=log, recorder=log, clock=lambda: NOW
-        )
-        _cluster(cache)
-        conf = parse_conf(CONF, BUILTIN_ACTIONS)
-        state = SchedulingState(clock=lambda: NOW)
+        _log, cache, conf, state = _logged_cluster()
         for _ in range(3):
             asked.clear()
-            ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, state)
-            for name in conf.actions:
-                new_action(name).execute(ssn)
-            close_session(ssn)
+            _session(cache, conf, state)
         if quiet:
             assert asked == []
         else:

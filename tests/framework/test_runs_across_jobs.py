@@ -19,12 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
-from tests.framework.test_batch_runs import run_with_books
+from tests.framework.test_batch_runs import cache_of, run_with_books
 from tests.framework.test_incremental_placement import conf_for
 from volcano_py.actions import task_placement
 from volcano_py.api.task import TaskInfo, same_pod_template_but_group
 from volcano_py.api.types import GROUP_NAME_ANNOTATION
-from volcano_py.cache.cache import SchedulerCache
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework import node_selection
 from volcano_py.framework.conf import SchedulerConf, default_conf
@@ -158,12 +157,7 @@ def count_searches(
     monkeypatch.setattr(node_selection.RunSearch, "__init__", counting_init)
     monkeypatch.setattr(node_selection.PredicateHelper, "predicate_nodes", counting_search)
     binder = RecordingBinder()
-    cache = SchedulerCache(binder=binder)
-    for kind, key in (("Queue", "queues"), ("Node", "nodes"), ("PodGroup", "groups")):
-        for obj in cluster[key]:
-            cache.apply_event(kind, "ADDED", obj)
-    for pod in cluster["pods"]:
-        cache.apply_event("Pod", "ADDED", pod)
+    cache = cache_of(cluster, binder)
     ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, SchedulingState())
     for name in conf.actions:
         new_action(name).execute(ssn)
@@ -196,11 +190,7 @@ def test_a_plugin_that_does_not_say_it_ignores_the_job_keeps_runs_within_their_j
 
 
 def test_the_default_plugins_let_runs_cross_jobs() -> None:
-    cluster = singles(1, 1)
-    cache = SchedulerCache(binder=RecordingBinder())
-    for kind, key in (("Queue", "queues"), ("Node", "nodes"), ("PodGroup", "groups")):
-        for obj in cluster[key]:
-            cache.apply_event(kind, "ADDED", obj)
+    cache = cache_of(singles(1, 1), RecordingBinder())
     for conf, expected in (
         (default_conf(BUILTIN_ACTIONS), True),
         (conf_for(True, True), True),

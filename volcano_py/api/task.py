@@ -318,13 +318,7 @@ def same_pod_template(left: TaskInfo, right: TaskInfo) -> bool:
         return True
     left_meta, right_meta = _meta(left.pod), _meta(right.pod)
     return (
-        left.namespace == right.namespace
-        and left.task_role == right.task_role
-        and left.priority == right.priority
-        and left.resreq == right.resreq
-        and left.init_resreq == right.init_resreq
-        and left.pod.get("spec") == right.pod.get("spec")
-        and left_meta.get("labels") == right_meta.get("labels")
+        _alike_but_annotations(left, right, left_meta, right_meta)
         and left_meta.get("annotations") == right_meta.get("annotations")
         and left.pod_annotations == right.pod_annotations
     )
@@ -337,6 +331,20 @@ def same_pod_template_but_group(left: TaskInfo, right: TaskInfo) -> bool:
     may let a run of like tasks go on across jobs (``Session.runs_across_jobs``)."""
     left_meta, right_meta = _meta(left.pod), _meta(right.pod)
     return (
+        _alike_but_annotations(left, right, left_meta, right_meta)
+        and _but_group(left_meta.get("annotations")) == _but_group(right_meta.get("annotations"))
+        and _but_group(left.pod_annotations) == _but_group(right.pod_annotations)
+    )
+
+
+def _alike_but_annotations(
+    left: TaskInfo,
+    right: TaskInfo,
+    left_meta: Mapping[str, Any],
+    right_meta: Mapping[str, Any],
+) -> bool:
+    """What both template tests compare before the annotations, in the same order."""
+    return (
         left.namespace == right.namespace
         and left.task_role == right.task_role
         and left.priority == right.priority
@@ -344,8 +352,6 @@ def same_pod_template_but_group(left: TaskInfo, right: TaskInfo) -> bool:
         and left.init_resreq == right.init_resreq
         and left.pod.get("spec") == right.pod.get("spec")
         and left_meta.get("labels") == right_meta.get("labels")
-        and _but_group(left_meta.get("annotations")) == _but_group(right_meta.get("annotations"))
-        and _but_group(left.pod_annotations) == _but_group(right.pod_annotations)
     )
 
 

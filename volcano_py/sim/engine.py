@@ -212,25 +212,14 @@ class Simulation:
                 self._pods_changed.add(key)
             self.forecast.on_pod(key, old, new)
             self.claims.on_pod(key, new)
-            annotations = (obj.get("metadata") or {}).get("annotations") or {}
-            if new is not None and GROUP_NAME_ANNOTATION not in annotations:
-                self._ungrouped_pods.add(key)
-            else:
-                self._ungrouped_pods.discard(key)
+            self._file_grouping(key, obj if new is not None else None)
             # The store filed the pod it announces under its job (not a deleted one).
             job_key = (
                 self.cluster.pod_index.job_of(key)
                 if _JOB_FROM_STORE and new is not None
                 else job_of_pod(obj)
             )
-            if job_key is not None:
-                job = self.cluster.get("Job", job_key)
-                if job is not None:
-                    request = job_request_for_pod_change(
-                        job, old, new, pods=self._pods_of_job(job_key)
-                    )
-                    if request is not None:
-                        self._request(job_key, request)
+            self._tell_job_of_pod_change(job_key, old, new)
         elif kind == "PodGroup":
             key = object_key(obj)
             self.forecast.on_pod_group(key, None if event_type == "DELETED" else obj)
@@ -259,20 +248,34 @@ class Simulation:
         self._pods_changed.add(key)
         self.forecast.on_pod(key, seen, new)
         self.claims.on_pod(key, new)
-        annotations = (obj.get("metadata") or {}).get("annotations") or {}
-        if GROUP_NAME_ANNOTATION not in annotations:
+        self._file_grouping(key, obj)
+        self._tell_job_of_pod_change(self.cluster.pod_index.job_of(key), seen, new)
+
+    def _file_grouping(self, key: str, pod: Mapping[str, Any] | None) -> None:
+        """Keep ``_ungrouped_pods``: the pods (present, ``pod`` not None) without a group-name
+        annotation."""
+        if pod is not None and GROUP_NAME_ANNOTATION not in (
+            (pod.get("metadata") or {}).get("annotations") or {}
+        ):
             self._ungrouped_pods.add(key)
         else:
             self._ungrouped_pods.discard(key)
-        job_key = self.cluster.pod_index.job_of(key)
-        if job_key is not None:
-            job = self.cluster.get("Job", job_key)
-            if job is not None:
-                request = job_request_for_pod_change(
-                    job, seen, new, pods=self._pods_of_job(job_key)
-                )
-                if request is not None:
-                    self._request(job_key, request)
+
+    def _tell_job_of_pod_change(
+        self,
+        job_key: str | None,
+        old: Mapping[str, Any] | None,
+        new: Mapping[str, Any] | None,
+    ) -> None:
+        """The job controller's request for a change of one of ``job_key``'s pods, if any."""
+        if job_key is None:
+            return
+        job = self.cluster.get("Job", job_key)
+        if job is None:
+            return
+        request = job_request_for_pod_change(job, old, new, pods=self._pods_of_job(job_key))
+        if request is not None:
+            self._request(job_key, request)
 
     def _sync_quotas(self) -> None:
         """Kubernetes' quota controller: ResourceQuota status follows the pods."""

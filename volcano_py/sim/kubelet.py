@@ -214,18 +214,7 @@ class SimKubelet:
         new: dict[str, Any] = {
             key: value for key, value in old.items() if key not in _REPORTED_ANEW
         }
-        new["phase"] = phase
-        new["startTime"] = started
-        new["qosClass"] = text(old.get("qosClass")) or qos_class(pod)
-        network = self.network
-        host_ip = text(old.get("hostIP")) or network.host_ip(node_name)
-        if host_ip:
-            new["hostIP"] = host_ip
-            new["hostIPs"] = [{"ip": host_ip}]
-        pod_ip = text(old.get("podIP")) or network.pod_ip(node_name, pod)
-        if pod_ip:
-            new["podIP"] = pod_ip
-            new["podIPs"] = [{"ip": pod_ip}]
+        self._set_basics(new, old, pod, phase, started, node_name)
         finished = phase in _FINISHED_PHASES
         if phase == "Failed" and reason:
             new["reason"] = reason
@@ -265,6 +254,30 @@ class SimKubelet:
         new["conditions"] = self._conditions(old, phase, started, now)
         return new
 
+    def _set_basics(
+        self,
+        new: dict[str, Any],
+        old: Mapping[str, Any],
+        pod: Mapping[str, Any],
+        phase: str,
+        started: str,
+        node_name: str,
+    ) -> None:
+        """The phase, start time, QoS class and addresses of a report, in this key order (the
+        addresses the pod had are kept)."""
+        new["phase"] = phase
+        new["startTime"] = started
+        new["qosClass"] = text(old.get("qosClass")) or qos_class(pod)
+        network = self.network
+        host_ip = text(old.get("hostIP")) or network.host_ip(node_name)
+        if host_ip:
+            new["hostIP"] = host_ip
+            new["hostIPs"] = [{"ip": host_ip}]
+        pod_ip = text(old.get("podIP")) or network.pod_ip(node_name, pod)
+        if pod_ip:
+            new["podIP"] = pod_ip
+            new["podIPs"] = [{"ip": pod_ip}]
+
     def _first_report(self, pod: Mapping[str, Any], now: str) -> dict[str, Any] | None:
         """``status(pod, "Running", now)`` for a plain pod reported the first time: plain dicts
         and lists, no container statuses, no init containers, no condition to keep but (at
@@ -302,18 +315,7 @@ class SimKubelet:
         new: dict[str, Any] = dict(old)
         for anew in _REPORTED_ANEW:  # made anew below (conditions last, as there)
             new.pop(anew, None)
-        new["phase"] = "Running"
-        new["startTime"] = started
-        new["qosClass"] = text(old.get("qosClass")) or qos_class(pod)
-        network = self.network
-        host_ip = text(old.get("hostIP")) or network.host_ip(node_name)
-        if host_ip:
-            new["hostIP"] = host_ip
-            new["hostIPs"] = [{"ip": host_ip}]
-        pod_ip = text(old.get("podIP")) or network.pod_ip(node_name, pod)
-        if pod_ip:
-            new["podIP"] = pod_ip
-            new["podIPs"] = [{"ip": pod_ip}]
+        self._set_basics(new, old, pod, "Running", started, node_name)
         new["containerStatuses"] = [self._first_running(c, pod_uid, started) for c in containers]
         conditions = [dict(c) for c in _first_conditions(True, started, started)]
         if scheduled is not None:
