@@ -56,9 +56,11 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.actions.allocate", "_SORTED_JOBS", False),
     ("volcano_py.actions.allocate", "_SKIP_NOTHING_PENDING", False),
     ("volcano_py.actions.task_placement", "_RUNS_ACROSS_JOBS", False),
+    ("volcano_py.actions.task_placement", "_BRIDGED_TEMPLATES", False),
     ("volcano_py.api.node", "_PLAIN_FLOAT_CHARGES", False),
     ("volcano_py.api.resource", "_BIND_KEEPS_REQUEST", False),
     ("volcano_py.cache.cache", "_BIND_PENDING_IN_PLACE", False),
+    ("volcano_py.cache.cache", "_BOUND_TASK_SHARED", False),
     ("volcano_py.api.job", "_KEEP_TASK_SUMS", False),
     ("volcano_py.api.job", "_ONE_CALL_MOVES", False),
     ("volcano_py.framework.session", "_SUM_BY_JOB", False),
@@ -67,8 +69,10 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.metrics.scheduler", "_DIRECT_SERIES", False),
     ("volcano_py.metrics.scheduler", "_SKIP_EQUAL_SETS", False),
     ("volcano_py.plugins.overcommit", "_USED_BY_COLUMN", False),
+    ("volcano_py.plugins.nodeorder", "_BOUND_ROW_SCORE", False),
     ("volcano_py.plugins.proportion", "_LAZY_SHARE", False),
     ("volcano_py.plugins.proportion", "_PLAIN_ALLOCATABLE", False),
+    ("volcano_py.plugins.proportion", "_PLAIN_SCALARS", False),
     ("volcano_py.plugins.proportion", "_ADD_BY_QUEUE", False),
     ("volcano_py.plugins.drf", "_LAZY_SHARE", False),
     ("volcano_py.plugins.drf", "_KEEP_SHARES", False),
@@ -77,6 +81,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.framework.statement", "_BATCH_COMMIT", False),
     ("volcano_py.plugins._kube_scheduling.session_pods", "_SHARED", False),
     ("volcano_py.plugins._kube_scheduling.affinity_tracker", "_SHARED", False),
+    ("volcano_py.plugins._kube_scheduling.affinity_tracker", "_KEEP_EVERY_POD", False),
 )
 
 

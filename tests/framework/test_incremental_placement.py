@@ -220,6 +220,7 @@ def reference(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nodeorder, "_SCALAR_ROWS", 0)
     monkeypatch.setattr(node_matrix, "_SCALAR_ROWS", 0)
     monkeypatch.setattr(nodeorder, "_UNIFORM_SCORES", False)
+    monkeypatch.setattr(nodeorder, "_BOUND_ROW_SCORE", False)
 
 
 def assert_same_decisions(

@@ -275,6 +275,17 @@ class NodeInfo:
     def add_task(self, task: TaskInfo) -> None:
         """Put a task on the node, charging its request by status. The node keeps its own
         copy, so later status changes of ``task`` do not move the node's accounting."""
+        self.tasks[self._admit(task)] = task.clone()
+
+    def adopt_task(self, task: TaskInfo) -> None:
+        """``add_task`` keeping ``task`` itself, not a copy: for a caller that made ``task``
+        for the node and never changes it afterwards (the scheduler cache's bind: its books
+        replace a task, they never change one in place)."""
+        self.tasks[self._admit(task)] = task
+
+    def _admit(self, task: TaskInfo) -> str:
+        """``add_task`` but keeping the task: checked (a Binding task against the idle),
+        charged, and given this node's name; its key."""
         key = self._placeable_key(task)
         if self.node is not None:
             if task.status is TaskStatus.BINDING and not self.idle_holds(task.resreq):
@@ -288,8 +299,7 @@ class NodeInfo:
                     )
             self._charge(task, sign=1.0)
         task.node_name = self.name
-        copy = task.clone()
-        self.tasks[key] = copy
+        return key
 
     def hold_uncharged(self, task: TaskInfo) -> TaskInfo:
         """``add_task`` of a task that is not Binding, on a known node, without charging its
