@@ -36,6 +36,9 @@ _COMBINE_SHARE = 4
 # Search every node's passing rows in node order instead of rotating the node list first
 # (False: always rotate; the tests' reference).
 _UNROTATED = True
+# ``ndarray.max`` is this reduction behind a Python-level wrapper (asked once per task a run
+# places).
+_MAXIMUM = np.maximum.reduce
 
 
 def insufficient_resource_reason(
@@ -325,7 +328,8 @@ def _first_in_rotation(
     ``shift`` on come first, then the ones before it."""
     if not len(passing):
         return None
-    split = int(np.searchsorted(passing, shift))
+    # The array's own method: ``np.searchsorted`` adds a Python-level dispatch per call.
+    split = int(passing.searchsorted(shift))
     after = len(passing) - split
     if after >= wanted:
         found = passing[split : split + wanted]
@@ -594,7 +598,7 @@ class RunSearch:
                     now = False
                 if now != passes[row]:
                     passes[row] = now
-                    at = int(np.searchsorted(self._passing, at_position))
+                    at = int(self._passing.searchsorted(at_position))
                     self._passing = (
                         np.insert(self._passing, at, at_position)
                         if now
@@ -662,6 +666,6 @@ class RunSearch:
             stages.scoring.observe(elapsed)
         else:
             metrics.STAGE_SCORING.observe(elapsed)
-        ties = candidates[scores == scores.max()]
+        ties = candidates[scores == _MAXIMUM(scores)]
         chosen = int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])
         return True, ssn.node_list[chosen]
