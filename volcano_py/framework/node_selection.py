@@ -39,6 +39,9 @@ _UNROTATED = True
 # ``ndarray.max`` is this reduction behind a Python-level wrapper (asked once per task a run
 # places).
 _MAXIMUM = np.maximum.reduce
+# A run's refresh of a written row reads whether it fits now and on future idle in one pass
+# (False: two ``FitCache.row_fits`` calls; the tests' reference).
+_FITS_IN_ONE_PASS = True
 
 
 def insufficient_resource_reason(
@@ -442,6 +445,7 @@ class RunSearch:
     """
 
     __slots__ = (
+        "_column_list",
         "_columns",
         "_fresh",
         "_group",
@@ -461,6 +465,7 @@ class RunSearch:
         "_uniform",
         "_vector",
         "_wanted",
+        "_wanted_list",
         "pre_predicate",
         "template",
         "wanted",
@@ -491,6 +496,9 @@ class RunSearch:
         )
         self._vector, self._columns = ssn.task_vector(task.init_resreq)
         self._wanted = self._vector[self._columns]
+        # The same as plain lists, for the row-by-row refresh after each placement.
+        self._wanted_list: list[float] = self._wanted.tolist()
+        self._column_list: list[int] = self._columns.tolist()
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
         # The scores alike on every candidate, added per member after the per-row ones.
         self._uniform = list(uniform.values()) if uniform else []
@@ -578,6 +586,7 @@ class RunSearch:
             self._fresh[:] = False
         else:
             fits, wanted, columns = ssn.fits, self._wanted, self._columns
+            wanted_list, column_list = self._wanted_list, self._column_list
             for row in set(matrix.touched[seen_logged:]):
                 if position is None:
                     at_position = row
@@ -587,8 +596,11 @@ class RunSearch:
                     continue  # not one of the run's rows: never a candidate
                 self._fresh[row] = False
                 before = bool(passes[row]) and not idle[row]
-                idle[row] = fits.row_fits(False, wanted, columns, row)
-                now = fits.row_fits(True, wanted, columns, row)
+                if _FITS_IN_ONE_PASS:
+                    idle[row], now = fits.row_fits_now_and_later(wanted_list, column_list, row)
+                else:
+                    idle[row] = fits.row_fits(False, wanted, columns, row)
+                    now = fits.row_fits(True, wanted, columns, row)
                 if now:
                     for mask in masks:
                         if not mask.passed[row]:
