@@ -766,7 +766,7 @@ class Session:
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
         # A loop rather than ``all`` over a generator: asked for every task placed.
-        for fn in self._flat("allocatable"):
+        for fn in self._flat("allocatable"):  # noqa: SIM110
             if not fn(queue, task):
                 return False
         return True
@@ -819,7 +819,7 @@ class Session:
 
     def job_ready(self, job: JobInfo) -> bool:
         # A loop rather than ``all`` over a generator: asked after every task placed.
-        for fn in self._flat("job_ready"):
+        for fn in self._flat("job_ready"):  # noqa: SIM110
             if not fn(job):
                 return False
         return True
