@@ -80,6 +80,7 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.metrics.batch", "_BATCHED", False),
     ("volcano_py.framework.statement", "_BATCH_COMMIT", False),
     ("volcano_py.framework.node_selection", "_FITS_IN_ONE_PASS", False),
+    ("volcano_py.framework.node_selection", "_ROW_SCORED_STALE", 1),
     ("volcano_py.plugins._kube_scheduling.session_pods", "_SHARED", False),
     ("volcano_py.plugins._kube_scheduling.affinity_tracker", "_SHARED", False),
     ("volcano_py.plugins._kube_scheduling.affinity_tracker", "_KEEP_EVERY_POD", False),

@@ -251,6 +251,7 @@ def reference(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nodeorder, "_UNIFORM_SCORES", False)
     monkeypatch.setattr(nodeorder, "_BOUND_ROW_SCORE", False)
     monkeypatch.setattr(node_selection, "_FITS_IN_ONE_PASS", False)
+    monkeypatch.setattr(node_selection, "_ROW_SCORED_STALE", 1)
 
 
 def assert_same_decisions(

@@ -39,6 +39,10 @@ _UNROTATED = True
 # ``ndarray.max`` is this reduction behind a Python-level wrapper (asked once per task a run
 # places).
 _MAXIMUM = np.maximum.reduce
+# Up to this many stale candidates, a run scores them row by row in plain floats (the same
+# bits as the vector score); more go to the vector score at once (1: only a single stale row
+# row by row; the tests' reference).
+_ROW_SCORED_STALE = 3
 # A run's refresh of a written row reads whether it fits now and on future idle in one pass
 # (False: two ``FitCache.row_fits`` calls; the tests' reference).
 _FITS_IN_ONE_PASS = True
@@ -661,11 +665,13 @@ class RunSearch:
             return True, ssn.node_list[int(candidates[0])]
         started = time.perf_counter()
         stale = candidates[~self._fresh[candidates]]
-        if len(stale) == 1 and self._row_score is not None:
-            # After the first pass over the nodes, usually the one row placed on earlier.
-            row = int(stale[0])
-            self._scores[row] = self._row_score(row)
-            self._fresh[row] = True
+        if 0 < len(stale) <= _ROW_SCORED_STALE and self._row_score is not None:
+            # After the first pass over the nodes, usually the one row placed on earlier
+            # (a few when the window comes back round to rows placed on since).
+            row_score, kept = self._row_score, self._scores
+            for row in stale.tolist():
+                kept[row] = row_score(row)
+            self._fresh[stale] = True
         elif len(stale):
             self._scores[stale] = self._score(stale)
             self._fresh[stale] = True
