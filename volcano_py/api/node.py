@@ -284,8 +284,8 @@ class NodeInfo:
         self.tasks[self._admit(task)] = task
 
     def _admit(self, task: TaskInfo) -> str:
-        """``add_task`` but keeping the task: checked (a Binding task against the idle),
-        charged, and given this node's name; its key."""
+        """What ``add_task`` and ``adopt_task`` share: the checks (a Binding task against the
+        idle too), the charge and the node's name on the task; the key it goes under."""
         key = self._placeable_key(task)
         if self.node is not None:
             if task.status is TaskStatus.BINDING and not self.idle_holds(task.resreq):

@@ -40,8 +40,8 @@ _UNROTATED = True
 # places).
 _MAXIMUM = np.maximum.reduce
 # Up to this many stale candidates, a run scores them row by row in plain floats (the same
-# bits as the vector score); more go to the vector score at once (1: only a single stale row
-# row by row; the tests' reference).
+# bits as the vector score); more go to the vector score at once (1: only a lone stale row
+# is scored so; the tests' reference).
 _ROW_SCORED_STALE = 3
 # A run's refresh of a written row reads whether it fits now and on future idle in one pass
 # (False: two ``FitCache.row_fits`` calls; the tests' reference).
