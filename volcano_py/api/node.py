@@ -275,13 +275,15 @@ class NodeInfo:
     def add_task(self, task: TaskInfo) -> None:
         """Put a task on the node, charging its request by status. The node keeps its own
         copy, so later status changes of ``task`` do not move the node's accounting."""
-        self.tasks[self._admit(task)] = task.clone()
+        key = self._admit(task)  # first: the copy takes the node's name
+        self.tasks[key] = task.clone()
 
     def adopt_task(self, task: TaskInfo) -> None:
         """``add_task`` keeping ``task`` itself, not a copy: for a caller that made ``task``
         for the node and never changes it afterwards (the scheduler cache's bind: its books
         replace a task, they never change one in place)."""
-        self.tasks[self._admit(task)] = task
+        key = self._admit(task)
+        self.tasks[key] = task
 
     def _admit(self, task: TaskInfo) -> str:
         """What ``add_task`` and ``adopt_task`` share: the checks (a Binding task against the
