@@ -173,9 +173,12 @@ def _books(cache: SchedulerCache, outcomes: list[str]) -> Any:
     )
 
 
-def _books_with(steps: list[Step], in_place: bool, plain_floats: bool) -> Any:
+def _books_with(
+    steps: list[Step], in_place: bool, plain_floats: bool, shared: bool = True
+) -> Any:
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(cache_module, "_BIND_PENDING_IN_PLACE", in_place)
+        monkeypatch.setattr(cache_module, "_BOUND_TASK_SHARED", shared)
         monkeypatch.setattr(node_module, "_PLAIN_FLOAT_CHARGES", plain_floats)
         # The job's refiling in one call goes with the short path (off in the reference).
         monkeypatch.setattr(job_module, "_ONE_CALL_MOVES", in_place or plain_floats)
@@ -192,3 +195,22 @@ def test_short_bind_and_plain_float_charges_keep_the_reference_books(seed: int) 
     assert any(o.startswith("refused") for o in outcomes)
     for in_place, plain_floats in ((True, True), (True, False), (False, True)):
         assert _books_with(steps, in_place, plain_floats) == reference, (in_place, plain_floats)
+    # The node keeping the bound task itself rather than a copy (``_BOUND_TASK_SHARED``).
+    assert _books_with(steps, True, True, shared=False) == reference
+
+
+def test_a_bound_task_is_one_object_in_the_cache_its_job_and_its_node() -> None:
+    """``_BOUND_TASK_SHARED``: the short path hands the node the bound task itself."""
+    cache = SchedulerCache(binder=RecordingBinder())
+    cache.apply_event("Node", "ADDED", build_node("n1", resource_list("4", "8Gi", pods="110")))
+    cache.apply_event("PodGroup", "ADDED", build_pod_group("g", NS, "default", 1))
+    cache.apply_event(
+        "Pod", "ADDED", build_pod(NS, "p", "", "Pending", resource_list("1", "1Gi"), "g")
+    )
+    task = next(iter(cache.tasks.values())).clone()
+    task.node_name = "n1"
+    cache.add_bind_task(task)
+    bound = cache.tasks[task.key]
+    assert bound.status.name == "BINDING"
+    assert cache.nodes["n1"].tasks[task.key] is bound
+    assert cache.jobs[task.job].tasks[task.uid] is bound

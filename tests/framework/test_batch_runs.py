@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -486,3 +487,74 @@ def test_a_run_rescoring_the_row_it_placed_on_keeps_image_locality(
     batched, single = books_both_ways(cluster, default_conf(BUILTIN_ACTIONS), 3)
     assert batched == single
     assert rescored
+
+
+NODEORDER_WEIGHTS = """\
+actions: "allocate"
+tiers:
+- plugins:
+  - name: predicates
+  - name: nodeorder
+    arguments:
+      leastrequested.weight: {least}
+      mostrequested.weight: {most}
+      balancedresource.weight: {balanced}
+"""
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(["0", "100m", "1", "3"]),
+    st.sampled_from(["0", "512Mi", "3Gi"]),
+    st.sampled_from([None, "1", "2"]),
+    st.integers(0, 3),
+    st.integers(0, 3),
+    st.integers(0, 3),
+)
+def test_nodeorders_bound_row_score_is_the_per_call_and_the_vector_score_bit_for_bit(
+    cpu: str, memory: str, gpu: str | None, least: int, most: int, balanced: int
+) -> None:
+    """A run rescores the row it placed on with nodeorder's row score bound to the run's pod
+    (``nodeorder._BOUND_ROW_SCORE``): on nodes full, empty, over-committed and with or
+    without GPUs, best-effort and GPU pods, every weight mix, it equals the per-call row
+    score and the vector score on every row, bit for bit."""
+    from volcano_py.framework.conf import parse_conf
+    from volcano_py.plugins import nodeorder
+
+    cache = SchedulerCache(binder=RecordingBinder())
+    cache.apply_event("Queue", "ADDED", build_queue("q1", 1))
+    shapes = [("4", "8Gi", None), ("8", "16Gi", "4"), ("3", "4Gi", "1"), ("16", "64Gi", None)]
+    for i, (node_cpu, node_memory, node_gpu) in enumerate(shapes):
+        allocatable = resource_list(node_cpu, node_memory, pods="110")
+        if node_gpu is not None:
+            allocatable["nvidia.com/gpu"] = node_gpu
+        cache.apply_event("Node", "ADDED", build_node(f"n{i}", allocatable))
+        held = resource_list("3", "5Gi") if i % 2 else {}
+        cache.apply_event(
+            "Pod", "ADDED", build_pod("ns", f"held-{i}", f"n{i}", "Running", held, "run")
+        )
+    cache.apply_event("PodGroup", "ADDED", build_pod_group("run", "ns", "q1", 1, phase="Running"))
+    cache.apply_event("PodGroup", "ADDED", build_pod_group("g", "ns", "q1", 1))
+    request = resource_list(cpu, memory) if cpu != "0" or memory != "0" else {}
+    if gpu is not None:
+        request["nvidia.com/gpu"] = gpu
+    cache.apply_event("Pod", "ADDED", build_pod("ns", "g-0", "", "Pending", request, "g"))
+    conf = parse_conf(
+        NODEORDER_WEIGHTS.format(least=least, most=most, balanced=balanced), BUILTIN_ACTIONS
+    )
+    ssn = open_session(cache.snapshot(), conf, PluginRegistry(), cache, SchedulingState())
+    task = next(iter(ssn.jobs["ns/g"].tasks.values()))
+    plugin = ssn.plugins["nodeorder"]
+    rows = list(range(len(ssn.node_list)))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(nodeorder, "_SCALAR_ROWS", 0)  # numpy even for a few rows
+        vector = plugin.batch_scores(task)(np.array(rows)).tolist()
+    bound = plugin.batch_row_score(task)
+    assert bound is not None
+    bound_scores = [bound(row) for row in rows]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(nodeorder, "_BOUND_ROW_SCORE", False)
+        per_call = plugin.batch_row_score(task)
+        assert per_call is not None
+        per_call_scores = [per_call(row) for row in rows]
+    assert bound_scores == per_call_scores == vector

@@ -82,6 +82,35 @@ def test_fit_cache_equals_a_fresh_fit_after_any_row_writes(
         agree()
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    matrices_and_writes(),
+    st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.9]), min_size=3, max_size=3),
+    st.sampled_from([[0, 1], [0, 1, 2], [1], [2]]),
+)
+def test_one_pass_over_a_row_answers_as_the_two_row_fits(
+    case: tuple[NodeMatrix, list[tuple[int, list[float]]]],
+    request: list[float],
+    column_list: list[int],
+) -> None:
+    """``FitCache.row_fits_now_and_later`` (a run's refresh of a written row,
+    ``node_selection._FITS_IN_ONE_PASS``) equals ``row_fits`` on idle and on future idle."""
+    matrix, writes = case
+    cache = FitCache(matrix)
+    columns = np.array(column_list, dtype=np.intp)
+    wanted = np.array(request)[columns]
+    for row, idle in [(0, None), *writes]:
+        if idle is not None:
+            matrix.idle[row] = idle
+            matrix.pipelined[row, 0] += 0.5
+            matrix.touch(row)
+        for each in range(matrix.size):
+            assert cache.row_fits_now_and_later(wanted.tolist(), column_list, each) == (
+                cache.row_fits(False, wanted, columns, each),
+                cache.row_fits(True, wanted, columns, each),
+            )
+
+
 def test_fit_cache_sees_a_write_to_many_rows_at_once() -> None:
     matrix = NodeMatrix(ResourceIndex(), 10)
     matrix.idle[:] = 1.0
@@ -220,6 +249,9 @@ def reference(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nodeorder, "_SCALAR_ROWS", 0)
     monkeypatch.setattr(node_matrix, "_SCALAR_ROWS", 0)
     monkeypatch.setattr(nodeorder, "_UNIFORM_SCORES", False)
+    monkeypatch.setattr(nodeorder, "_BOUND_ROW_SCORE", False)
+    monkeypatch.setattr(node_selection, "_FITS_IN_ONE_PASS", False)
+    monkeypatch.setattr(node_selection, "_ROW_SCORED_STALE", 1)
 
 
 def assert_same_decisions(

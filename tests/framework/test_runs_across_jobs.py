@@ -22,7 +22,7 @@ from tests.builders import build_node, build_pod, build_pod_group, build_queue, 
 from tests.framework.test_batch_runs import cache_of, run_with_books
 from tests.framework.test_incremental_placement import conf_for
 from volcano_py.actions import task_placement
-from volcano_py.api.task import TaskInfo, same_pod_template_but_group
+from volcano_py.api.task import TaskInfo, same_pod_template, same_pod_template_but_group
 from volcano_py.api.types import GROUP_NAME_ANNOTATION
 from volcano_py.cache.interfaces import RecordingBinder
 from volcano_py.framework import node_selection
@@ -223,3 +223,47 @@ def test_alike_but_for_the_group_ignores_only_the_group_annotation() -> None:
     assert not same_pod_template_but_group(task("a-0", "a", priority=1), task("b-0", "b"))
     left = task("a-0", "a")
     assert GROUP_NAME_ANNOTATION in left.pod_annotations
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from([None, {"x": "1"}, {"x": "2"}]),
+            st.sampled_from([None, {"app": "w"}]),
+            st.sampled_from(["1", "2"]),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from(["a", "b"]),
+)
+def test_a_carried_runs_bridged_template_answers_as_the_template_itself(
+    drawn: list[tuple[str, dict[str, str] | None, dict[str, str] | None, str]], first: str
+) -> None:
+    """``RunCarry.alike`` compares the later tasks of another job with that job's first task
+    found alike (``task_placement._BRIDGED_TEMPLATES``): over any sequence of tasks of a few
+    jobs, some alike but for the group and some not, it answers as the full test with the
+    run's template does, task after task."""
+    template = task(f"{first}-t", first)
+    carry = task_placement.RunCarry(across_jobs=True)
+    for at, (group, pod_annotations, labels, cpu) in enumerate(drawn):
+        candidate = TaskInfo.from_pod(
+            build_pod(
+                "ns",
+                f"{group}-{at}",
+                "",
+                "Pending",
+                resource_list(cpu, "1Gi"),
+                group,
+                annotations=pod_annotations,
+                labels=labels,
+            )
+        )
+        expected = (
+            same_pod_template(template, candidate)
+            if template.job == candidate.job
+            else same_pod_template_but_group(template, candidate)
+        )
+        assert carry.alike(template, candidate) is expected

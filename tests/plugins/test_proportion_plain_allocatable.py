@@ -1,7 +1,7 @@
-"""proportion's ``allocatable`` in plain floats (a task without scalar resources, the queue
-open) answers what ``queue_allocatable`` answers, for allocated amounts at, under and over
-``deserved``, zero and negative requests and scalars on either side (issue 14: asked for
-every task allocate places)."""
+"""proportion's ``allocatable`` in plain floats (the queue open) answers what
+``queue_allocatable`` answers, for allocated amounts at, under and over ``deserved``, zero and
+negative requests, and scalars on either side, missing on either side, and ``pods``, which
+the quota ignores (issue 14: asked for every task allocate places)."""
 
 from __future__ import annotations
 
@@ -27,9 +27,14 @@ def _case(rng: random.Random) -> tuple[Resource, Resource, Resource]:
     allocated = Resource(milli_cpu=_amount(rng, 3000.0), memory=_amount(rng, 2.0**32))
     if rng.random() < 0.3:
         deserved.scalar_resources["nvidia.com/gpu"] = 4000.0
+    if rng.random() < 0.3:
         allocated.scalar_resources["nvidia.com/gpu"] = _amount(rng, 4000.0)
+    if rng.random() < 0.3:
+        allocated.scalar_resources["pods"] = _amount(rng, 10.0)
     request = Resource(milli_cpu=_amount(rng, 1000.0), memory=_amount(rng, 2.0**30))
-    if rng.random() < 0.2:
+    if rng.random() < 0.4:
+        request.scalar_resources["pods"] = 1.0
+    if rng.random() < 0.3:
         request.scalar_resources["nvidia.com/gpu"] = _amount(rng, 1000.0)
     return deserved, allocated, request
 
@@ -58,3 +63,4 @@ def test_plain_allocatable_answers_as_queue_allocatable(seed: int) -> None:
             plugin.queue_attributes["q"].allocated == allocated
         )
     assert answers == {True, False}
+

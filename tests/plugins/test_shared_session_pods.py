@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.builders import build_node, build_pod, build_pod_group, build_queue, resource_list
+from volcano_py.api.task import TaskInfo
 from volcano_py.cache.cache import SchedulerCache
 from volcano_py.framework.conf import default_conf
 from volcano_py.framework.session import SchedulingState, Session, open_session
@@ -45,3 +46,39 @@ def test_one_view_of_the_pods_per_session_when_shared(shared: bool) -> None:
     assert _pods_handlers(ssn) == (1 if shared else 2)
     assert (session_pods._SHARED_KEY in ssn.shared) is shared
     assert (affinity_tracker._SHARED_KEY in ssn.shared) is shared
+
+
+def test_the_trackers_every_pod_answer_follows_its_states() -> None:
+    """``_count_every_pod`` is kept between placements (``affinity_tracker._KEEP_EVERY_POD``)
+    and asked again once a state comes: a pod with preferred terms of its own is scored
+    against every pod, so from then on every pod's placement counts."""
+    ssn = _session()
+    tracker = ssn.shared[affinity_tracker._SHARED_KEY]
+    assert isinstance(tracker, affinity_tracker.AffinityTracker)
+    task = next(t for job in ssn.jobs.values() for t in job.tasks.values())
+    assert tracker._count_every_pod() is False
+    tracker.score_state(task)
+    assert tracker._count_every_pod() is False
+    preferring = build_pod(
+        "ns",
+        "q",
+        "",
+        "Pending",
+        resource_list("1", "1Gi"),
+        "g",
+        affinity={
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 1,
+                        "podAffinityTerm": {
+                            "labelSelector": {"matchLabels": {"app": "x"}},
+                            "topologyKey": "zone",
+                        },
+                    }
+                ]
+            }
+        },
+    )
+    tracker.score_state(TaskInfo.from_pod(preferring))
+    assert tracker._count_every_pod() is True

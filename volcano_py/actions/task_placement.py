@@ -38,6 +38,10 @@ _BATCH_RUNS = True
 # Let a run go on into the next job's like tasks when the plugins allow (False: a run ends
 # with its job's attempt, the tests' reference).
 _RUNS_ACROSS_JOBS = True
+# A carried run compares the later like tasks of the next job with that job's first one
+# found alike (``same_pod_template``) instead of with the run's template but for the group
+# (False: every task with the template; the tests' reference).
+_BRIDGED_TEMPLATES = True
 
 
 class RunCarry:
@@ -51,7 +55,7 @@ class RunCarry:
     ``across_jobs``: whether the session's plugins allow it (``Session.runs_across_jobs``);
     without, nothing is carried."""
 
-    __slots__ = ("across_jobs", "declined", "previous", "run")
+    __slots__ = ("_bridge", "across_jobs", "declined", "previous", "run")
 
     def __init__(self, across_jobs: bool) -> None:
         self.across_jobs = across_jobs and _RUNS_ACROSS_JOBS and _BATCH_RUNS
@@ -60,6 +64,9 @@ class RunCarry:
         # declined (``_allocate_tasks``' own two, as its loop left them).
         self.previous: TaskInfo | None = None
         self.declined: TaskInfo | None = None
+        # (template, task): the last task of another job than the template's found alike
+        # but for the group; the later tasks of that job are compared with it (below).
+        self._bridge: tuple[TaskInfo, TaskInfo] | None = None
 
     def take(
         self, helper: PredicateHelper, stages: RunStages
@@ -79,13 +86,32 @@ class RunCarry:
 
     def clear(self) -> None:
         self.run = self.previous = self.declined = None
+        self._bridge = None
 
     def alike(self, template: TaskInfo, task: TaskInfo) -> bool:
         """Does ``task`` ask as ``template`` does (``same_pod_template``), or, of another job,
         alike but for the group (``same_pod_template_but_group``) when runs may cross jobs?"""
         if template.job == task.job:
             return same_pod_template(template, task)
-        return self.across_jobs and same_pod_template_but_group(template, task)
+        if not self.across_jobs:
+            return False
+        bridge = self._bridge
+        if (
+            _BRIDGED_TEMPLATES
+            and bridge is not None
+            and bridge[0] is template
+            and bridge[1].job == task.job
+            and same_pod_template(bridge[1], task)
+        ):
+            # ``task`` asks exactly as a task already found alike to the template but for
+            # the group: so does it (the group-free parts are the same), without building
+            # the group-free annotations of both again. When this fails the full test
+            # below still answers, so the result is always the full test's.
+            return True
+        if same_pod_template_but_group(template, task):
+            self._bridge = (template, task)
+            return True
+        return False
 
 
 def allocate_tasks(

@@ -275,6 +275,19 @@ class NodeInfo:
     def add_task(self, task: TaskInfo) -> None:
         """Put a task on the node, charging its request by status. The node keeps its own
         copy, so later status changes of ``task`` do not move the node's accounting."""
+        key = self._admit(task)  # first: the copy takes the node's name
+        self.tasks[key] = task.clone()
+
+    def adopt_task(self, task: TaskInfo) -> None:
+        """``add_task`` keeping ``task`` itself, not a copy: for a caller that made ``task``
+        for the node and never changes it afterwards (the scheduler cache's bind: its books
+        replace a task, they never change one in place)."""
+        key = self._admit(task)
+        self.tasks[key] = task
+
+    def _admit(self, task: TaskInfo) -> str:
+        """What ``add_task`` and ``adopt_task`` share: the checks (a Binding task against the
+        idle too), the charge and the node's name on the task; the key it goes under."""
         key = self._placeable_key(task)
         if self.node is not None:
             if task.status is TaskStatus.BINDING and not self.idle_holds(task.resreq):
@@ -288,8 +301,7 @@ class NodeInfo:
                     )
             self._charge(task, sign=1.0)
         task.node_name = self.name
-        copy = task.clone()
-        self.tasks[key] = copy
+        return key
 
     def hold_uncharged(self, task: TaskInfo) -> TaskInfo:
         """``add_task`` of a task that is not Binding, on a known node, without charging its

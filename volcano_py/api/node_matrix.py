@@ -446,6 +446,26 @@ class FitCache:
         future idle? The same bits as ``idle_fits`` / ``future_fits`` give for the row."""
         return self._row_fits(future, wanted, columns, row)
 
+    def row_fits_now_and_later(
+        self, wanted: Sequence[float], columns: Sequence[int], row: int
+    ) -> tuple[bool, bool]:
+        """``(row_fits(False, ...), row_fits(True, ...))`` for ``row`` in one pass over its
+        values (``wanted`` and ``columns`` as plain lists: a run of like tasks asks this for
+        the row each placement wrote). The same IEEE operations, so the same answers."""
+        m = self.matrix
+        idle = m.idle[row].tolist()
+        releasing, pipelined = m.releasing[row].tolist(), m.pipelined[row].tolist()
+        now = later = True
+        for want, column in zip(wanted, columns, strict=True):
+            available = idle[column]
+            if now and not want - available < MIN_RESOURCE:
+                now = False
+            if later and not want - (available + releasing[column] - pipelined[column]) < (
+                MIN_RESOURCE
+            ):
+                later = False
+        return now, later
+
     def _row_fits(self, future: bool, wanted: FloatArray, columns: IntArray, row: int) -> bool:
         """One row in plain floats (the same IEEE operations, without numpy's per-call
         overhead: after a placement usually one row is stale)."""

@@ -109,6 +109,9 @@ def _is_mindcluster_config_map(meta: Mapping[str, Any]) -> bool:
 # A bind of a task on no node yet takes ``_bind_pending``'s short path (False: the general
 # remove-then-add, the tests' reference).
 _BIND_PENDING_IN_PLACE = True
+# ... and the node keeps the bound task itself, not a copy of it (False: a copy, as
+# ``NodeInfo.add_task`` makes; the tests' reference).
+_BOUND_TASK_SHARED = True
 # A status write (``apply_pod_status``) makes the pod's new task from the old one's reading of
 # its metadata and spec (False: ``apply_event``'s full reading, the tests' reference).
 _STATUS_WRITES_READ_LESS = True
@@ -825,7 +828,12 @@ class SchedulerCache:
         # The node first: it refuses (no room, already there) before changing anything, and
         # it reads nothing of the job or the task index the lines below change.
         try:
-            node.add_task(bound)
+            if _BOUND_TASK_SHARED:
+                # The cache made ``bound`` for this bind and never changes a task in place:
+                # the node, the job and the task index may hold the one object.
+                node.adopt_task(bound)
+            else:
+                node.add_task(bound)
         except NodeFitError:
             return False
         del self.tasks[key]

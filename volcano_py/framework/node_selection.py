@@ -36,6 +36,16 @@ _COMBINE_SHARE = 4
 # Search every node's passing rows in node order instead of rotating the node list first
 # (False: always rotate; the tests' reference).
 _UNROTATED = True
+# ``ndarray.max`` is this reduction behind a Python-level wrapper (asked once per task a run
+# places).
+_MAXIMUM = np.maximum.reduce
+# Up to this many stale candidates, a run scores them row by row in plain floats (the same
+# bits as the vector score); more go to the vector score at once (1: only a lone stale row
+# is scored so; the tests' reference).
+_ROW_SCORED_STALE = 3
+# A run's refresh of a written row reads whether it fits now and on future idle in one pass
+# (False: two ``FitCache.row_fits`` calls; the tests' reference).
+_FITS_IN_ONE_PASS = True
 
 
 def insufficient_resource_reason(
@@ -325,7 +335,8 @@ def _first_in_rotation(
     ``shift`` on come first, then the ones before it."""
     if not len(passing):
         return None
-    split = int(np.searchsorted(passing, shift))
+    # The array's own method: ``np.searchsorted`` adds a Python-level dispatch per call.
+    split = int(passing.searchsorted(shift))
     after = len(passing) - split
     if after >= wanted:
         found = passing[split : split + wanted]
@@ -438,6 +449,7 @@ class RunSearch:
     """
 
     __slots__ = (
+        "_column_list",
         "_columns",
         "_fresh",
         "_group",
@@ -457,6 +469,7 @@ class RunSearch:
         "_uniform",
         "_vector",
         "_wanted",
+        "_wanted_list",
         "pre_predicate",
         "template",
         "wanted",
@@ -487,6 +500,9 @@ class RunSearch:
         )
         self._vector, self._columns = ssn.task_vector(task.init_resreq)
         self._wanted = self._vector[self._columns]
+        # The same as plain lists, for the row-by-row refresh after each placement.
+        self._wanted_list: list[float] = self._wanted.tolist()
+        self._column_list: list[int] = self._columns.tolist()
         self.wanted = feasible_nodes_to_find(len(rows), ssn.state.feasibility)
         # The scores alike on every candidate, added per member after the per-row ones.
         self._uniform = list(uniform.values()) if uniform else []
@@ -574,6 +590,7 @@ class RunSearch:
             self._fresh[:] = False
         else:
             fits, wanted, columns = ssn.fits, self._wanted, self._columns
+            wanted_list, column_list = self._wanted_list, self._column_list
             for row in set(matrix.touched[seen_logged:]):
                 if position is None:
                     at_position = row
@@ -583,8 +600,11 @@ class RunSearch:
                     continue  # not one of the run's rows: never a candidate
                 self._fresh[row] = False
                 before = bool(passes[row]) and not idle[row]
-                idle[row] = fits.row_fits(False, wanted, columns, row)
-                now = fits.row_fits(True, wanted, columns, row)
+                if _FITS_IN_ONE_PASS:
+                    idle[row], now = fits.row_fits_now_and_later(wanted_list, column_list, row)
+                else:
+                    idle[row] = fits.row_fits(False, wanted, columns, row)
+                    now = fits.row_fits(True, wanted, columns, row)
                 if now:
                     for mask in masks:
                         if not mask.passed[row]:
@@ -594,7 +614,7 @@ class RunSearch:
                     now = False
                 if now != passes[row]:
                     passes[row] = now
-                    at = int(np.searchsorted(self._passing, at_position))
+                    at = int(self._passing.searchsorted(at_position))
                     self._passing = (
                         np.insert(self._passing, at, at_position)
                         if now
@@ -645,11 +665,13 @@ class RunSearch:
             return True, ssn.node_list[int(candidates[0])]
         started = time.perf_counter()
         stale = candidates[~self._fresh[candidates]]
-        if len(stale) == 1 and self._row_score is not None:
-            # After the first pass over the nodes, usually the one row placed on earlier.
-            row = int(stale[0])
-            self._scores[row] = self._row_score(row)
-            self._fresh[row] = True
+        if 0 < len(stale) <= _ROW_SCORED_STALE and self._row_score is not None:
+            # After the first pass over the nodes, usually the one row placed on earlier
+            # (a few when the window comes back round to rows placed on since).
+            row_score, kept = self._row_score, self._scores
+            for row in stale.tolist():
+                kept[row] = row_score(row)
+            self._fresh[stale] = True
         elif len(stale):
             self._scores[stale] = self._score(stale)
             self._fresh[stale] = True
@@ -662,6 +684,6 @@ class RunSearch:
             stages.scoring.observe(elapsed)
         else:
             metrics.STAGE_SCORING.observe(elapsed)
-        ties = candidates[scores == scores.max()]
+        ties = candidates[scores == _MAXIMUM(scores)]
         chosen = int(ties[0]) if len(ties) == 1 else int(ties[ssn.rng.randrange(len(ties))])
         return True, ssn.node_list[chosen]

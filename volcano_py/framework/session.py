@@ -723,7 +723,10 @@ class Session:
 
         def pre_predicate(member: TaskInfo) -> Status | None:
             for part in parts:
-                statuses = as_statuses(part(member))
+                answer = part(member)
+                if answer is None:
+                    continue  # passed (what every member of a run usually answers)
+                statuses = as_statuses(answer)
                 if statuses:
                     return statuses[0]
             return None
@@ -762,7 +765,11 @@ class Session:
         return all(fn(queue, tasks) for fn in self._flat("preemptive"))
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        return all(fn(queue, task) for fn in self._flat("allocatable"))
+        # A loop rather than ``all`` over a generator: asked for every task placed.
+        for fn in self._flat("allocatable"):  # noqa: SIM110
+            if not fn(queue, task):
+                return False
+        return True
 
     # ------------------------------------------------------------------ dry runs
 
@@ -811,7 +818,11 @@ class Session:
     # ------------------------------------------------------------------ jobs
 
     def job_ready(self, job: JobInfo) -> bool:
-        return all(fn(job) for fn in self._flat("job_ready"))
+        # A loop rather than ``all`` over a generator: asked after every task placed.
+        for fn in self._flat("job_ready"):  # noqa: SIM110
+            if not fn(job):
+                return False
+        return True
 
     def _vote(self, hook: str, subject: JobInfo | SubJobInfo) -> bool:
         for tier in self._hooks[hook]:

@@ -379,7 +379,7 @@ class RequestedTracker:
         if gpu is not None:
             self.allocatable[:, 2] = matrix.allocatable[:size, gpu]
         # Non-zero minus real requests per node, over the pods in view (kept by ``pods``).
-        self._extra = pods.non_zero_extra
+        self.non_zero_extra = pods.non_zero_extra
         # Bumped whenever a row's pods change: a score cached for a row stays valid while
         # its version does.
         self.version = np.zeros(size, dtype=np.int64)
@@ -387,12 +387,12 @@ class RequestedTracker:
         pods.subscribe(self._changed)
 
     def non_zero_requested(self, rows: IntArray) -> FloatArray:
-        result: FloatArray = self.requested[rows, :2] + self._extra[rows]
+        result: FloatArray = self.requested[rows, :2] + self.non_zero_extra[rows]
         return result
 
     def non_zero_requested_row(self, row: int) -> tuple[float, float]:
         """``non_zero_requested`` for one row, without numpy's per-call overhead."""
-        requested, extra = self.requested[row], self._extra[row]
+        requested, extra = self.requested[row], self.non_zero_extra[row]
         return float(requested[0] + extra[0]), float(requested[1] + extra[1])
 
     def _changed(self, task: TaskInfo, row: int, sign: int) -> None:
@@ -411,6 +411,9 @@ _SCALAR_ROWS = 4
 # Add a score that is the same on every node as one number rather than a vector (False:
 # always the vector; the tests' reference).
 _UNIFORM_SCORES = True
+# A run's one-row score bound to the run's pod, each node row read once (False: the
+# per-call ``row_local_scalar``; the tests' reference).
+_BOUND_ROW_SCORE = True
 
 
 class RowScoreCache:
@@ -571,6 +574,40 @@ class NodeOrderPlugin:
                     total += weights.balanced_resource * balanced
             return total
 
+        def row_local_bound(task: TaskInfo) -> Callable[[int], float]:
+            """``row_local_scalar`` bound to ``task``: what it reads of the pod looked up once,
+            each of the node's rows read once (a run rescores a row after every placement).
+            The same float operations in the same order, so the same bits."""
+            least, most = weights.least_requested, weights.most_requested
+            balanced_weight = weights.balanced_resource
+            pod_cpu, pod_memory = task_non_zero(task)
+            resreq = task.resreq
+            gpu = resreq.scalar_resources.get(GPU, 0.0)
+            pod = (resreq.milli_cpu, resreq.memory, gpu)
+            # How many columns the balanced score reads (0: not scored; best-effort pods
+            # are not, kube-scheduler #129138; the GPU column only when the pod asks).
+            balanced_columns = (3 if gpu else 2) if balanced_weight and any(pod) else 0
+
+            def score(row: int) -> float:
+                total = 0.0
+                have = requested.allocatable[row].tolist()
+                if least or most:
+                    now = requested.requested[row].tolist()
+                    extra = requested.non_zero_extra[row].tolist()
+                    want = [now[0] + extra[0] + pod_cpu, now[1] + extra[1] + pod_memory]
+                    if least:
+                        total += least * least_allocated_reference(want, have[:2])
+                    if most:
+                        total += most * most_allocated_reference(want, have[:2])
+                if balanced_columns:
+                    now = requested.requested[row].tolist()
+                    want = [now[i] + pod[i] for i in range(balanced_columns)]
+                    balanced = balanced_allocation_reference(want, have[:balanced_columns])
+                    total += balanced_weight * balanced
+                return total
+
+            return score
+
         def row_local(task: TaskInfo, rows: IntArray) -> FloatArray:
             """Least/most requested and balanced allocation for ``rows``."""
             if len(rows) <= _SCALAR_ROWS:
@@ -699,8 +736,13 @@ class NodeOrderPlugin:
             if images is not None and not (_UNIFORM_SCORES and images.all_zero(task)):
                 image_scores = images.scores(task)
 
+            row_local_of = row_local_bound(task) if _BOUND_ROW_SCORE else None
+
             def score(row: int) -> float:
-                total = float(row_local_scalar(task, row))
+                if row_local_of is not None:
+                    total = row_local_of(row)
+                else:
+                    total = float(row_local_scalar(task, row))
                 if weights.taint_toleration:
                     total += taint
                 if images is not None:

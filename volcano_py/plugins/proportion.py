@@ -29,6 +29,7 @@ from volcano_py import metrics
 from volcano_py.api.job import JobInfo
 from volcano_py.api.queue import QueueInfo
 from volcano_py.api.resource import (
+    IGNORED_SCALAR_RESOURCES,
     MAX_FLOAT,
     DimensionDefault,
     Resource,
@@ -65,6 +66,8 @@ _LAZY_SHARE = True
 # ``allocatable`` of a task without scalar resources in plain floats (False: always through
 # ``queue_allocatable``'s Resources, the tests' reference).
 _PLAIN_ALLOCATABLE = True
+# ... and of a task with scalar resources too (False: only without; the tests' reference).
+_PLAIN_SCALARS = True
 # A queue's totals at open summed over its jobs' usages by ``Resource.add_all`` (the same
 # additions in the same order), not one ``add`` call per job and total (False: the tests'
 # reference).
@@ -180,6 +183,20 @@ def compute_deserved(total: Resource, queues: Iterable[QueueAttributes]) -> None
         remaining = exceeded_part(remaining.clone().add(decreased), increased)
         if remaining.is_empty() or same_amounts(remaining, before):
             break
+
+
+def _scalars_within(request: Resource, allocated: Resource, deserved: Resource) -> bool:
+    """The scalar part of ``queue_allocatable``'s check for one task in plain floats: each
+    scalar the task asks for (but those the quota ignores, ``pods``) summed as
+    ``allocated + (0.0 + request)`` is within ``deserved`` (a missing one is zero)."""
+    held, limit = allocated.scalar_resources, deserved.scalar_resources
+    for name, value in request.scalar_resources.items():
+        if name in IGNORED_SCALAR_RESOURCES:
+            continue
+        quantity = 0.0 + value
+        if quantity > 0 and held.get(name, 0.0) + quantity > limit.get(name, 0.0):
+            return False
+    return True
 
 
 class ProportionPlugin:
@@ -396,14 +413,16 @@ class ProportionPlugin:
         if _PLAIN_ALLOCATABLE and queue.is_open:
             attr = self.queue_attributes.get(queue.name)
             request = task.resreq
-            if attr is not None and not request.scalar_resources:
-                # ``queue_allocatable`` of one task without scalars, in plain floats: the
-                # same sums (0.0 + request, then allocated + that) and comparisons. Asked
-                # for every task allocate places; a refusal goes the general way (it logs).
+            if attr is not None and (_PLAIN_SCALARS or not request.scalar_resources):
+                # ``queue_allocatable`` of one task in plain floats: the same sums (0.0 +
+                # request, then allocated + that) and comparisons. Asked for every task
+                # allocate places; a refusal goes the general way (it logs).
                 cpu, memory = 0.0 + request.milli_cpu, 0.0 + request.memory
                 allocated, deserved = attr.allocated, attr.deserved
-                if not (cpu > 0 and allocated.milli_cpu + cpu > deserved.milli_cpu) and not (
-                    memory > 0 and allocated.memory + memory > deserved.memory
+                if (
+                    not (cpu > 0 and allocated.milli_cpu + cpu > deserved.milli_cpu)
+                    and not (memory > 0 and allocated.memory + memory > deserved.memory)
+                    and _scalars_within(request, allocated, deserved)
                 ):
                     return True
         return self.queue_allocatable(queue, [task])

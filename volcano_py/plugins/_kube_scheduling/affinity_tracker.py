@@ -41,6 +41,9 @@ MAX_STATES: Final = 256
 # its own kind, so the bound on states evicts the same ones.
 _SHARED = True
 _SHARED_KEY = "kube_scheduling.affinity_tracker"
+# ``_count_every_pod`` kept between changes of the states (False: asked afresh at every
+# placement; the tests' reference).
+_KEEP_EVERY_POD = True
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -54,6 +57,8 @@ class AffinityTracker:
         self._with_affinity: dict[int, dict[str, PodAffinityInfo]] | None = None
         self._filter_states: dict[Frozen, FilterState] = {}
         self._score_states: dict[Frozen, ScoreState] = {}
+        # ``_count_every_pod``'s answer while the states stay the same (None: ask again).
+        self._every_pod: bool | None = None
         pods.subscribe(self._changed)
 
     # ------------------------------------------------------------------ lookups
@@ -99,6 +104,7 @@ class AffinityTracker:
         if state is None:
             state = self._build_filter_state(self.info(task))
             _bounded_put(self._filter_states, key, state)
+            self._every_pod = None
         return state
 
     def _build_filter_state(self, incoming: PodAffinityInfo) -> FilterState:
@@ -127,6 +133,7 @@ class AffinityTracker:
                     for pod in held.values():
                         state.add_existing(pod, all_labels[row], 1)
             _bounded_put(self._score_states, key, state)
+            self._every_pod = None
         return state
 
     # ------------------------------------------------------------------ events
@@ -157,10 +164,16 @@ class AffinityTracker:
                 score_state.add_existing(info, node_labels, sign)
 
     def _count_every_pod(self) -> bool:
-        """Is there a state that every pod can change, not only pods with affinity?"""
-        return any(state.has_own_terms for state in self._filter_states.values()) or any(
+        """Is there a state that every pod can change, not only pods with affinity? (Asked
+        at every placement; a state's answer is fixed by its pod, so it is kept until a
+        state comes or goes.)"""
+        if _KEEP_EVERY_POD and self._every_pod is not None:
+            return self._every_pod
+        every_pod = any(state.has_own_terms for state in self._filter_states.values()) or any(
             state.has_constraints for state in self._score_states.values()
         )
+        self._every_pod = every_pod
+        return every_pod
 
 
 def affinity_tracker(ssn: Session, pods: SessionPods, index: NodeIndex) -> AffinityTracker:
