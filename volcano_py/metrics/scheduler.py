@@ -406,8 +406,22 @@ def _set(series: Gauge, value: float) -> None:
     series.set(value)
 
 
+# How many times a job_share series was written or removed (``job_share_token``).
+_job_share_changes = 0
+
+
+def job_share_token() -> tuple[int, bool]:
+    """Changes when any job_share series may have changed (written or removed), or recording
+    was switched: drf takes it after setting every job's share at session open, and at close
+    leaves the series of shares that did not move alone when it is the same (they hold what
+    open set)."""
+    return _job_share_changes, RECORDING.on
+
+
 def job_share(namespace: str, job_name: str, share: float) -> None:
     """``UpdateJobShare``: drf's share of one job (set at every session open and close)."""
+    global _job_share_changes
+    _job_share_changes += 1
     if RECORDING.on:
         # By position (job_ns, job_id), asked twice a session for every job.
         _set(_series(JOB_SHARE, namespace, job_name), share)
@@ -436,6 +450,8 @@ def forget_job(job_name: str, queue: str, namespace: str) -> None:
             gauge.remove(job_name, queue, namespace)
     with contextlib.suppress(KeyError):
         UNSCHEDULE_TASK_COUNT.remove(job_name)
+    global _job_share_changes
+    _job_share_changes += 1
     with contextlib.suppress(KeyError):
         JOB_SHARE.remove(namespace, job_name)
     JOB_RETRY_COUNTS.remove(job_name)

@@ -129,6 +129,10 @@ def inqueue_resource(job: JobInfo, allocated: Resource) -> Resource:
 # readers only add into their own totals (False: fresh copies, each worked out again, the
 # tests' reference).
 _SHARED_USAGE = True
+# ``job_usage`` of a job that reserves no quota hands out the usage it handed out last, kept
+# in the job's memo while the kept sums and elastic part it holds are the same objects
+# (False: a new ``JobUsage`` and an empty inqueue each time, the tests' reference).
+_KEEP_USAGE = True
 
 
 @dataclass(slots=True)
@@ -161,13 +165,34 @@ def job_usage(job: JobInfo) -> JobUsage:
     """What the job holds (allocated), holds plus asks for (request), still reserves of its
     minResources (inqueue, less what gated tasks would take) and holds beyond them (elastic)."""
     sums = job.task_sums()  # kept from an earlier session when the tasks did not change
+    reserves = reserves_quota(job)
+    if _SHARED_USAGE and _KEEP_USAGE and not reserves:
+        return _kept_usage(job, sums.allocated, sums.requested)
     inqueue = Resource()
-    if reserves_quota(job):
+    if reserves:
         inqueue.add(job.deduct_sch_gated_resources(inqueue_resource(job, job.allocated)))
     if _SHARED_USAGE:
         return JobUsage(sums.allocated, sums.requested, inqueue, _kept_elastic(job))
     allocated, request = sums.allocated.clone(), sums.requested.clone()
     return JobUsage(allocated, request, inqueue, job.elastic_resources())
+
+
+def _kept_usage(job: JobInfo, allocated: Resource, requested: Resource) -> JobUsage:
+    """The usage of a job that reserves no quota (nothing inqueue), kept in the job's memo
+    while its parts are the same objects: the kept sums and the kept elastic part, each
+    replaced, never changed, when what it is worked out from changes."""
+    elastic = _kept_elastic(job)
+    kept = job.memo.usage
+    if (
+        isinstance(kept, JobUsage)
+        and kept.allocated is allocated
+        and kept.request is requested
+        and kept.elastic is elastic
+    ):
+        return kept
+    usage = JobUsage(allocated, requested, Resource(), elastic)
+    job.memo.usage = usage
+    return usage
 
 
 def _kept_elastic(job: JobInfo) -> Resource:

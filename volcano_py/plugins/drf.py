@@ -47,6 +47,12 @@ _LAZY_SHARE = True
 _KEEP_SHARES = True
 
 
+# At close only the shares of jobs whose allocation moved in the session are set again, when
+# nothing wrote or removed a job_share series since open set them all (False: every job's
+# share set again, the tests' reference). Setting a series to what it holds changes nothing.
+_RECORD_MOVED_SHARES = True
+
+
 def _resource_key(resource: Resource) -> tuple[object, ...]:
     """Every value ``calculate_share`` reads of a total, names in their order (which breaks
     ties between dominant resources)."""
@@ -169,6 +175,10 @@ class DrfPlugin:
         self.job_attrs: dict[str, DrfAttr] = {}
         self.hierarchy_enabled = False
         self.root = new_root()
+        # The jobs whose allocation an event moved in this session, and the job_share
+        # token when open had set every job's share (``on_session_close``).
+        self.moved_jobs: set[str] = set()
+        self.opened_token: tuple[int, bool] | None = None
 
     # ------------------------------------------------------------------ shares
 
@@ -211,6 +221,7 @@ class DrfPlugin:
                     continue
                 self.total_allocated.add(attr.allocated)
                 self._add_leaf(self.root, job, attr, queue)
+        self.opened_token = metrics.job_share_token()
         if self.hierarchy_enabled:
             # Recomputing once after adding every leaf gives what upstream's recompute after
             # each leaf ends with: every recompute starts over from the leaves.
@@ -243,7 +254,13 @@ class DrfPlugin:
         return DrfAttr(job.allocated.clone(), value, dominant)
 
     def on_session_close(self, ssn: Session) -> None:
+        # A job whose allocation no event moved has the share open set, and its series
+        # still holds it when no job_share series was written or removed since.
+        moved_only = _RECORD_MOVED_SHARES and self.opened_token == metrics.job_share_token()
+        moved = self.moved_jobs
         for uid, attr in self.job_attrs.items():
+            if moved_only and uid not in moved:
+                continue
             job = ssn.jobs.get(uid)
             if job is not None:
                 _record_share(job, attr)
@@ -251,6 +268,8 @@ class DrfPlugin:
         self.total_allocated = Resource()
         self.job_attrs = {}
         self.root = new_root()
+        self.moved_jobs = set()
+        self.opened_token = None
 
     # ------------------------------------------------------------------ hooks
 
@@ -368,6 +387,7 @@ class DrfPlugin:
                     "drf: skip event for %s: job %s is not in the session", task.key, task.job
                 )
                 return
+            self.moved_jobs.add(task.job)
             if allocate:
                 attr.allocated.add(task.resreq)
             else:
