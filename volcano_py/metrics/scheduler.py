@@ -406,6 +406,33 @@ def _set(series: Gauge, value: float) -> None:
     series.set(value)
 
 
+# ``_set(_series(metric, *values), value)`` in one call (False: the two calls, the tests'
+# reference): drf and gang set 10k per-job series a session at 5k running jobs.
+_FUSED_SETS = True
+
+# What ``_set_series`` reads where a metric keeps no table of series (never written).
+_NO_SERIES: Final[dict[tuple[str, ...], object]] = {}
+
+
+def _set_series(metric: Gauge, values: tuple[str, ...], value: float) -> None:
+    """``_set(_series(metric, *values), value)``: the same reads, the same ``labels()`` call
+    for a series not made yet, the same skip of an equal value."""
+    if not _FUSED_SETS:
+        _set(_series(metric, *values), value)
+        return
+    series = getattr(metric, "_metrics", _NO_SERIES).get(values) if _DIRECT_SERIES else None
+    if not isinstance(series, Gauge):
+        series = metric.labels(*values)
+    if _SKIP_EQUAL_SETS:
+        holder = getattr(series, "_value", None)
+        if type(holder) is MutexValue:
+            held = holder._value
+            new = float(value)
+            if held == new and (new != 0.0 or math.copysign(1.0, held) == math.copysign(1.0, new)):
+                return
+    series.set(value)
+
+
 # How many times a job_share series was written or removed (``job_share_token``).
 _job_share_changes = 0
 
@@ -424,7 +451,7 @@ def job_share(namespace: str, job_name: str, share: float) -> None:
     _job_share_changes += 1
     if RECORDING.on:
         # By position (job_ns, job_id), asked twice a session for every job.
-        _set(_series(JOB_SHARE, namespace, job_name), share)
+        _set_series(JOB_SHARE, (namespace, job_name), share)
 
 
 def job_retried(job_name: str) -> None:
@@ -436,7 +463,7 @@ def job_retried(job_name: str) -> None:
 def unschedulable_tasks(job_name: str, count: int) -> None:
     """``UpdateUnscheduleTaskCount``: the job's tasks gang counts unschedulable."""
     if RECORDING.on:
-        _set(_series(UNSCHEDULE_TASK_COUNT, job_name), count)  # job_id, by position
+        _set_series(UNSCHEDULE_TASK_COUNT, (job_name,), count)  # job_id, by position
 
 
 def forget_job(job_name: str, queue: str, namespace: str) -> None:

@@ -210,11 +210,14 @@ class DrfPlugin:
             # JobInfo.allocated is already the sum over Allocated/Binding/Bound/Running tasks.
             if _KEEP_SHARES:
                 attr = self._opening_attr(job, total_key)
+                self.job_attrs[job.uid] = attr
+                # ``_record_share``: a new attribute's share is the one it was made with.
+                metrics.job_share(job.namespace, job.name, attr.computed_share)
             else:
                 attr = DrfAttr(job.allocated.clone())
                 self.update_share(attr)
-            self.job_attrs[job.uid] = attr
-            _record_share(job, attr)
+                self.job_attrs[job.uid] = attr
+                _record_share(job, attr)
             if self.hierarchy_enabled:
                 queue = ssn.queues.get(job.queue)
                 if queue is None:
