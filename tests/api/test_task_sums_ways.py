@@ -1,10 +1,9 @@
-"""``JobInfo.task_sums`` worked out three ways gives the same bits (issue 14, "Session": the
+"""``JobInfo.task_sums`` worked out two ways gives the same bits (issue 14, "Session": the
 100 gangs a session places are summed again at its close and at the next open):
 
-* ``job._COLUMN_SUMS``: each status's requests as columns, added in C by ``column_sums``
-  where every value is whole, request by request otherwise;
-* ``job._ONE_PASS_SUMS``: one Python pass adding each request to both sums;
-* both off: the reference, one ``Resource.add_all`` per sum and status, then ``_whole``.
+* ``job._ONE_PASS_SUMS``: one Python pass adding each request to both sums it counts in and
+  asking whether it is whole;
+* off: the reference, one ``Resource.add_all`` per sum and status, then ``_whole``.
 
 Requests with fractions, negative values and zeros, NaN, infinities, ints, values past 2**53
 and scalars named in different orders must give the reference's floats, scalar order and
@@ -21,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from volcano_py.api import job as job_module
-from volcano_py.api.column_sums import all_whole, column_sum
 from volcano_py.api.job import JobInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
@@ -60,10 +58,9 @@ def _resource_bits(resource: Resource) -> Any:
     )
 
 
-def _sums(job: JobInfo, columns: bool, one_pass: bool) -> Any:
+def _sums(job: JobInfo, one_pass: bool) -> Any:
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(job_module, "_KEEP_TASK_SUMS", False)
-        monkeypatch.setattr(job_module, "_COLUMN_SUMS", columns)
         monkeypatch.setattr(job_module, "_ONE_PASS_SUMS", one_pass)
         sums = job.task_sums()
     return _resource_bits(sums.allocated), _resource_bits(sums.requested), sums.exact
@@ -77,7 +74,7 @@ def _sums(job: JobInfo, columns: bool, one_pass: bool) -> Any:
     ),
     st.booleans(),
 )
-def test_the_three_ways_give_the_same_sums(
+def test_both_ways_give_the_same_sums(
     drawn: list[tuple[TaskStatus, float, float, dict[str, float]]], same_request: bool
 ) -> None:
     job = JobInfo(uid="ns/j")
@@ -86,57 +83,7 @@ def test_the_three_ways_give_the_same_sums(
             # A gang's members: equal requests, each its own object.
             status, cpu, memory, named = drawn[0][0], drawn[0][1], drawn[0][2], drawn[0][3]
         request = Resource(cpu, memory, dict(named))
-        job.add_task(TaskInfo(f"t{number}", job.uid, f"t{number}", "ns", {}, request, request, status))
-    reference = _sums(job, columns=False, one_pass=False)
-    assert _sums(job, columns=False, one_pass=True) == reference
-    assert _sums(job, columns=True, one_pass=False) == reference
-
-
-def test_a_gang_is_summed_by_columns_in_c() -> None:
-    """100 Binding members of 1 cpu, 1Gi and a pod: whole, exact, and the column path."""
-    job = JobInfo(uid="ns/gang")
-    for number in range(100):
-        request = Resource(1000.0, 2.0**30, {"pods": 1.0})
         job.add_task(
-            TaskInfo(f"t{number}", job.uid, f"t{number}", "ns", {}, request, request, TaskStatus.BINDING)
+            TaskInfo(f"t{number}", job.uid, f"t{number}", "ns", {}, request, request, status)
         )
-    sums = job.task_sums()
-    assert (sums.allocated.milli_cpu, sums.allocated.memory) == (100000.0, 100 * 2.0**30)
-    assert sums.allocated.scalar_resources == {"pods": 100.0} and sums.exact
-
-
-@pytest.mark.parametrize(
-    ("values", "whole"),
-    [
-        ([], True),
-        ([0.0, -0.0, 3.0], True),
-        ([1.0, 2], True),  # an int: asked one by one
-        ([1.0, 0.5], False),
-        ([1.0, -1.0], False),
-        ([math.nan], False),
-        ([math.inf], False),
-        ([2.0**60], True),
-    ],
-)
-def test_all_whole(values: list[float], whole: bool) -> None:
-    assert all_whole(values) is whole
-    assert whole == all(value >= 0.0 and value % 1.0 == 0.0 for value in values)
-
-
-@pytest.mark.parametrize(
-    ("start", "values"),
-    [
-        (0.0, [-0.0, -0.0]),
-        (-0.0, [-0.0]),  # -0.0 stays -0.0 left to right
-        (-0.0, []),
-        (0.0, [2.0**52, 2.0**52, 1.0]),  # past 2**53: rounds left to right
-        (2.0**53 - 1.0, [1.0, 1.0]),
-        (3.0, [0.1, 0.2]),
-        (0.5, [1.0, 2.0]),
-    ],
-)
-def test_column_sum_adds_left_to_right(start: float, values: list[float]) -> None:
-    expected = start
-    for value in values:
-        expected += value
-    assert column_sum(start, values, all_whole(values)).hex() == expected.hex()
+    assert _sums(job, one_pass=True) == _sums(job, one_pass=False)

@@ -6,13 +6,11 @@ A job's ID is ``<namespace>/<podgroup name>``; its tasks are the pods annotated 
 from __future__ import annotations
 
 import itertools
-import operator
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-from volcano_py.api.column_sums import all_whole, column_sum
 from volcano_py.api.go_duration import DurationError, parse_go_duration_seconds
 from volcano_py.api.resource import Resource, exceeded_part
 from volcano_py.api.sub_job import (
@@ -87,14 +85,6 @@ _FLAT_SNAPSHOT_COPY = True
 # ``task_sums`` adds each task's request into both sums and checks it whole in one pass
 # (False: one ``add_all`` per sum and status, then ``_whole`` per task, the tests' reference).
 _ONE_PASS_SUMS = True
-
-# ``task_sums`` adds each status's requests column by column (``column_sums``), in C where
-# that gives the same floats (False: ``_ONE_PASS_SUMS``' way, request by request).
-_COLUMN_SUMS = True
-_REQUEST: Final = operator.attrgetter("resreq")
-_MILLI_CPU: Final = operator.attrgetter("milli_cpu")
-_MEMORY: Final = operator.attrgetter("memory")
-_SCALARS: Final = operator.attrgetter("scalar_resources")
 
 # Every change to a job's tasks takes a number never used before (``JobInfo.tasks_version``).
 _TASK_VERSIONS: Final = itertools.count(1)
@@ -742,10 +732,6 @@ class JobInfo:
         kept = self.sums_memo.sums
         if _KEEP_TASK_SUMS and kept is not None and kept.version == self.tasks_version:
             return kept
-        if _COLUMN_SUMS:
-            sums = TaskSums(self.tasks_version, *self._summed_by_columns())
-            self.sums_memo.sums = sums
-            return sums
         if _ONE_PASS_SUMS:
             sums = TaskSums(self.tasks_version, *self._summed_in_one_pass())
             self.sums_memo.sums = sums
@@ -763,58 +749,6 @@ class JobInfo:
         sums = TaskSums(self.tasks_version, allocated, requested, exact)
         self.sums_memo.sums = sums
         return sums
-
-    def _summed_by_columns(self) -> tuple[Resource, Resource, bool]:
-        """``task_sums``' (allocated, requested, exact), each status's requests read as
-        columns (cpu, memory, each scalar) and each column added to each sum it counts in by
-        ``column_sum``: the same floats as adding request by request, in C where every value
-        is whole. Scalars the requests of a status do not all name in one order are added
-        request by request."""
-        allocated_cpu = allocated_memory = requested_cpu = requested_memory = 0.0
-        allocated_scalars: dict[str, float] = {}
-        requested_scalars: dict[str, float] = {}
-        exact = True
-        for status, tasks in self.task_status_index.items():
-            allocated = status in ALLOCATED_STATUSES
-            if not allocated and status is not TaskStatus.PENDING:
-                continue
-            requests = list(map(_REQUEST, tasks.values()))
-            cpus = list(map(_MILLI_CPU, requests))
-            memories = list(map(_MEMORY, requests))
-            cpus_whole, memories_whole = all_whole(cpus), all_whole(memories)
-            requested_cpu = column_sum(requested_cpu, cpus, cpus_whole)
-            requested_memory = column_sum(requested_memory, memories, memories_whole)
-            if allocated:
-                allocated_cpu = column_sum(allocated_cpu, cpus, cpus_whole)
-                allocated_memory = column_sum(allocated_memory, memories, memories_whole)
-                exact = exact and cpus_whole and memories_whole
-            scalar_maps = list(map(_SCALARS, requests))
-            names = tuple(scalar_maps[0]) if scalar_maps else ()
-            if all(map(names.__eq__, map(tuple, scalar_maps))):
-                for name in names:
-                    column = list(map(operator.itemgetter(name), scalar_maps))
-                    whole = all_whole(column)
-                    requested_scalars[name] = column_sum(
-                        requested_scalars.get(name, 0.0), column, whole
-                    )
-                    if allocated:
-                        allocated_scalars[name] = column_sum(
-                            allocated_scalars.get(name, 0.0), column, whole
-                        )
-                        exact = exact and whole
-                continue
-            for scalars in scalar_maps:
-                for name, value in scalars.items():
-                    requested_scalars[name] = requested_scalars.get(name, 0.0) + value
-                    if allocated:
-                        allocated_scalars[name] = allocated_scalars.get(name, 0.0) + value
-                        if exact and not (value >= 0.0 and value % 1.0 == 0.0):
-                            exact = False
-        return (
-            Resource(allocated_cpu, allocated_memory, allocated_scalars),
-            Resource(requested_cpu, requested_memory, requested_scalars),
-            exact,
-        )
 
     def _summed_in_one_pass(self) -> tuple[Resource, Resource, bool]:
         """``task_sums``' (allocated, requested, exact) in one pass over the tasks: each

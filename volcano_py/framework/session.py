@@ -1254,21 +1254,21 @@ def _update_job_status(ssn: Session, job: JobInfo) -> None:
         pod_group.running = running
         pod_group.failed = failed
         pod_group.succeeded = succeeded
-        old = ssn._old_status_facts.get(job.uid)
+        facts = ssn._old_status_facts.get(job.uid)
         if not ssn._facts_blanked:
-            changed = _status_changed(pod_group, old)
-        elif old is None:
+            changed = _status_changed(pod_group, facts)
+        elif facts is None:
             changed = True
         else:
             # ``_status_changed`` against conditions blanked at open: each condition now,
             # blanked, against its blanked counterpart (the lists' lengths first).
             blank = _IGNORED_AS_ONE
             changed = (
-                phase != old[0]
-                or running != old[2]
-                or succeeded != old[3]
-                or failed != old[4]
-                or [condition | blank for condition in pod_group.conditions] != old[1]
+                phase != facts[0]
+                or running != facts[2]
+                or succeeded != facts[3]
+                or failed != facts[4]
+                or [condition | blank for condition in pod_group.conditions] != facts[1]
             )
         if changed:
             ssn.sink.update_pod_group_status(job)

@@ -433,16 +433,42 @@ def _set_series(metric: Gauge, values: tuple[str, ...], value: float) -> None:
     series.set(value)
 
 
-# How many times a job_share series was written or removed (``job_share_token``).
+# How many times this module wrote or removed a job_share / unscheduled-tasks series
+# (``job_share_token``, ``unschedulable_tasks_token``).
 _job_share_changes = 0
+_unschedulable_changes = 0
+
+# (writes and removals so far, recording on, the metric's table of series): equal tokens
+# (``same_token``) mean no series of the metric was written or removed in between, through
+# this module or by ``clear()``. Only this module writes and removes these series.
+SeriesToken = tuple[int, bool, object]
 
 
-def job_share_token() -> tuple[int, bool]:
-    """Changes when any job_share series may have changed (written or removed), or recording
-    was switched: drf takes it after setting every job's share at session open, and at close
-    leaves the series of shares that did not move alone when it is the same (they hold what
-    open set)."""
-    return _job_share_changes, RECORDING.on
+def job_share_token() -> SeriesToken:
+    """drf takes it when it has set every job's share: while it stays the same, each series
+    holds the share drf last set it to."""
+    return _job_share_changes, RECORDING.on, getattr(JOB_SHARE, "_metrics", None)
+
+
+def unschedulable_tasks_token() -> SeriesToken:
+    """gang takes it when it has set every job's count: while it stays the same, each series
+    holds the count gang last set it to."""
+    return _unschedulable_changes, RECORDING.on, getattr(UNSCHEDULE_TASK_COUNT, "_metrics", None)
+
+
+def same_token(kept: SeriesToken | None, now: SeriesToken) -> bool:
+    """``kept`` is ``now``: the same counts and recording, the very same table (a table
+    ``clear()`` made anew compares by identity, never by its contents)."""
+    return kept is not None and kept[:2] == now[:2] and kept[2] is now[2]
+
+
+def holds(held: float | None, value: float) -> bool:
+    """A series known to hold ``held`` holds ``value`` (``_set``'s comparison: the same float,
+    a zero of the same sign; NaN never)."""
+    if held is None:
+        return False
+    new = float(value)
+    return held == new and (new != 0.0 or math.copysign(1.0, held) == math.copysign(1.0, new))
 
 
 def job_share(namespace: str, job_name: str, share: float) -> None:
@@ -462,6 +488,8 @@ def job_retried(job_name: str) -> None:
 
 def unschedulable_tasks(job_name: str, count: int) -> None:
     """``UpdateUnscheduleTaskCount``: the job's tasks gang counts unschedulable."""
+    global _unschedulable_changes
+    _unschedulable_changes += 1
     if RECORDING.on:
         _set_series(UNSCHEDULE_TASK_COUNT, (job_name,), count)  # job_id, by position
 
@@ -475,9 +503,10 @@ def forget_job(job_name: str, queue: str, namespace: str) -> None:
     ):
         with contextlib.suppress(KeyError):
             gauge.remove(job_name, queue, namespace)
+    global _job_share_changes, _unschedulable_changes
+    _unschedulable_changes += 1
     with contextlib.suppress(KeyError):
         UNSCHEDULE_TASK_COUNT.remove(job_name)
-    global _job_share_changes
     _job_share_changes += 1
     with contextlib.suppress(KeyError):
         JOB_SHARE.remove(namespace, job_name)

@@ -53,6 +53,21 @@ _KEEP_SHARES = True
 _RECORD_MOVED_SHARES = True
 
 
+# A job's share at open is not set again when the series holds it already: the last session
+# of the same scheduler left it so and no job_share series was written or removed since
+# (``HeldShares``; False: set at every open, the tests' reference).
+_SKIP_HELD_SHARES = True
+
+
+@dataclass(frozen=True, slots=True)
+class HeldShares:
+    """What a session's close left in every job_share series it knows of, by (namespace,
+    name), and the series token then (kept in ``SchedulingState.plugin_memory``)."""
+
+    token: metrics.SeriesToken
+    shares: dict[tuple[str, str], float]
+
+
 def _resource_key(resource: Resource) -> tuple[object, ...]:
     """Every value ``calculate_share`` reads of a total, names in their order (which breaks
     ties between dominant resources)."""
@@ -178,7 +193,9 @@ class DrfPlugin:
         # The jobs whose allocation an event moved in this session, and the job_share
         # token when open had set every job's share (``on_session_close``).
         self.moved_jobs: set[str] = set()
-        self.opened_token: tuple[int, bool] | None = None
+        self.opened_token: metrics.SeriesToken | None = None
+        # What each job_share series holds, by (namespace, name) (``_SKIP_HELD_SHARES``).
+        self.held: dict[tuple[str, str], float] = {}
 
     # ------------------------------------------------------------------ shares
 
@@ -206,24 +223,23 @@ class DrfPlugin:
         self.hierarchy_enabled = option is not None and option.enabled("enableHierarchy")
 
         total_key = _resource_key(self.total_resource)
+        held = self._held_shares(ssn)
         for job in ssn.jobs.values():
             # JobInfo.allocated is already the sum over Allocated/Binding/Bound/Running tasks.
             if _KEEP_SHARES:
                 attr = self._opening_attr(job, total_key)
-                self.job_attrs[job.uid] = attr
-                # ``_record_share``: a new attribute's share is the one it was made with.
-                metrics.job_share(job.namespace, job.name, attr.computed_share)
             else:
                 attr = DrfAttr(job.allocated.clone())
                 self.update_share(attr)
-                self.job_attrs[job.uid] = attr
-                _record_share(job, attr)
+            self.job_attrs[job.uid] = attr
+            _record_share(job, attr, held)
             if self.hierarchy_enabled:
                 queue = ssn.queues.get(job.queue)
                 if queue is None:
                     continue
                 self.total_allocated.add(attr.allocated)
                 self._add_leaf(self.root, job, attr, queue)
+        self.held = held
         self.opened_token = metrics.job_share_token()
         if self.hierarchy_enabled:
             # Recomputing once after adding every leaf gives what upstream's recompute after
@@ -256,17 +272,36 @@ class DrfPlugin:
             job.memo.share = (key, (dominant, value))
         return DrfAttr(job.allocated.clone(), value, dominant)
 
+    def _held_shares(self, ssn: Session) -> dict[tuple[str, str], float]:
+        """The share each job_share series holds, as the last session of this scheduler
+        left them, when no series was written or removed since (``_SKIP_HELD_SHARES``);
+        else nothing known."""
+        if not _SKIP_HELD_SHARES:
+            return {}
+        memory = ssn.state.plugin_memory.get(self.name)
+        if isinstance(memory, HeldShares) and metrics.same_token(
+            memory.token, metrics.job_share_token()
+        ):
+            ssn.state.plugin_memory.pop(self.name)  # this session's now, changed in place
+            return memory.shares
+        return {}
+
     def on_session_close(self, ssn: Session) -> None:
         # A job whose allocation no event moved has the share open set, and its series
         # still holds it when no job_share series was written or removed since.
-        moved_only = _RECORD_MOVED_SHARES and self.opened_token == metrics.job_share_token()
+        unchanged = metrics.same_token(self.opened_token, metrics.job_share_token())
+        moved_only = _RECORD_MOVED_SHARES and unchanged
+        held = self.held if unchanged else {}
         moved = self.moved_jobs
         for uid, attr in self.job_attrs.items():
             if moved_only and uid not in moved:
                 continue
             job = ssn.jobs.get(uid)
             if job is not None:
-                _record_share(job, attr)
+                _record_share(job, attr, held)
+        if _SKIP_HELD_SHARES:
+            ssn.state.plugin_memory[self.name] = HeldShares(metrics.job_share_token(), held)
+        self.held = {}
         self.total_resource = Resource()
         self.total_allocated = Resource()
         self.job_attrs = {}
@@ -499,8 +534,14 @@ class DrfPlugin:
         node.saturated = all(child.saturated for child in children)
 
 
-def _record_share(job: JobInfo, attr: DrfAttr) -> None:
-    metrics.job_share(job.namespace, job.name, attr.share)
+def _record_share(job: JobInfo, attr: DrfAttr, held: dict[tuple[str, str], float]) -> None:
+    """Set the job's job_share series to its share, unless ``held`` (what each series holds,
+    kept up to date here) says it holds it already."""
+    share = attr.share
+    key = (job.namespace, job.name)
+    if not (_SKIP_HELD_SHARES and metrics.holds(held.get(key), share)):
+        metrics.job_share(job.namespace, job.name, share)
+    held[key] = share
 
 
 # The arguments this plugin reads: none (upstream drf.go; hierarchy is the enableHierarchy flag).
