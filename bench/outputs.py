@@ -87,6 +87,9 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.plugins._plugin_helpers", "_KEEP_USAGE", False),
     ("volcano_py.plugins.proportion", "_ONE_PASS_TOTALS", False),
     ("volcano_py.metrics.scheduler", "_FUSED_SETS", False),
+    ("volcano_py.framework.session", "_FLAT_CLOSE_FACTS", False),
+    ("volcano_py.plugins.drf", "_FLAT_SHARE_MEMO", False),
+    ("volcano_py.plugins._plugin_helpers", "_FLAT_USAGE", False),
 )
 
 

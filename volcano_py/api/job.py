@@ -150,13 +150,20 @@ class JobMemo:
 
     # Session close: (key, (phase, running, failed, succeeded, has waiting tasks)).
     close_facts: tuple[tuple[Any, ...], tuple[str, int, int, int, bool]] | None = None
+    # Session close, flat: (tasks version, Unschedulable mark, minMember, phase, then the
+    # five facts of ``close_facts``).
+    flat_close_facts: tuple[Any, ...] | None = None
     # drf: (key, (dominant resource, share)) of the job's allocation against a cluster total.
     share: tuple[tuple[Any, ...], tuple[str, float]] | None = None
+    # drf, flat: (tasks version, cluster total key, dominant resource, share).
+    flat_share: tuple[Any, ...] | None = None
     # proportion and capacity: (key, what the job holds beyond its minResources).
     elastic: tuple[tuple[Any, ...], Resource] | None = None
     # proportion and capacity: the job's whole usage (``_plugin_helpers.JobUsage``) of a job
     # that reserves no quota, keyed by the objects it holds.
     usage: object | None = None
+    # The same usage, flat: (tasks version, minResources object, usage).
+    flat_usage: tuple[Any, ...] | None = None
 
 
 @dataclass(slots=True)

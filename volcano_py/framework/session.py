@@ -89,6 +89,10 @@ _QUIET_CLOSE = True
 # open, each blanked again at close by ``_same_condition``, the tests' reference).
 _BLANKED_FACTS = True
 
+# ``_close_facts`` kept in one flat tuple with its key (False: a (key, facts) pair of
+# tuples, the tests' reference).
+_FLAT_CLOSE_FACTS = True
+
 # Session open's scan for jobs with a network topology in C (``map``, ``list.count``,
 # ``filter``), not a generator asking each of 5k jobs (False: the tests' reference).
 _TOPOLOGY_SCAN_IN_C = True
@@ -1244,12 +1248,42 @@ def _close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int,
     return facts
 
 
+def _flat_close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int, bool]:
+    """``_close_facts`` kept flat, in one tuple with its key (tasks version, Unschedulable
+    mark, minMember, phase): a close reads one kept object per job rather than three."""
+    pod_group = job.pod_group
+    assert pod_group is not None
+    kept = job.memo.flat_close_facts
+    if (
+        kept is not None
+        and kept[0] == job.tasks_version
+        and kept[1] is unschedulable
+        and kept[2] == pod_group.min_member
+        and kept[3] == pod_group.phase
+    ):
+        return kept[4], kept[5], kept[6], kept[7], kept[8]
+    key = (job.tasks_version, unschedulable, pod_group.min_member, pod_group.phase)
+    index = job.task_status_index
+    facts = (
+        pod_group_phase(job, unschedulable),
+        len(index.get(TaskStatus.RUNNING, ())),
+        len(index.get(TaskStatus.FAILED, ())),
+        len(index.get(TaskStatus.SUCCEEDED, ())),
+        any(index.get(status) for status in _WAITING_STATUSES),
+    )
+    job.memo.flat_close_facts = (*key, *facts)
+    return facts
+
+
 def _update_job_status(ssn: Session, job: JobInfo) -> None:
     pod_group = job.pod_group
     assert pod_group is not None
     if _QUIET_CLOSE:
         unschedulable = _unschedulable_in(pod_group.conditions, ssn.uid)
-        phase, running, failed, succeeded, waiting = _close_facts(job, unschedulable)
+        if _FLAT_CLOSE_FACTS:
+            phase, running, failed, succeeded, waiting = _flat_close_facts(job, unschedulable)
+        else:
+            phase, running, failed, succeeded, waiting = _close_facts(job, unschedulable)
         pod_group.phase = phase
         pod_group.running = running
         pod_group.failed = failed

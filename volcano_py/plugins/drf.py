@@ -53,6 +53,11 @@ _KEEP_SHARES = True
 _RECORD_MOVED_SHARES = True
 
 
+# The kept share in one flat tuple with its key, (tasks version, cluster total, dominant
+# resource, share): one kept object read per job at open (False: a (key, value) pair of
+# tuples, the tests' reference).
+_FLAT_SHARE_MEMO = True
+
 # A job's share at open is not set again when the series holds it already: the last session
 # of the same scheduler left it so and no job_share series was written or removed since
 # (``HeldShares``; False: set at every open, the tests' reference).
@@ -263,6 +268,14 @@ class DrfPlugin:
         """``update_share`` of a copy of the job's allocation, the share taken from the job's
         memo when its tasks (which make its allocation) and the cluster total are those it
         was computed from."""
+        if _FLAT_SHARE_MEMO:
+            flat = job.memo.flat_share
+            version = job.tasks_version
+            if flat is not None and flat[0] == version and flat[1] == total_key:
+                return DrfAttr(job.allocated.clone(), flat[3], flat[2])
+            dominant, value = calculate_share(job.allocated, self.total_resource)
+            job.memo.flat_share = (version, total_key, dominant, value)
+            return DrfAttr(job.allocated.clone(), value, dominant)
         key = (job.tasks_version, total_key)
         kept = job.memo.share
         if kept is not None and kept[0] == key:

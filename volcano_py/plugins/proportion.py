@@ -146,7 +146,27 @@ def _add_usages(attr: QueueAttributes, usages: list[JobUsage]) -> None:
     elastic_cpu, elastic_memory = elastic.milli_cpu, elastic.memory
     allocated_scalars, request_scalars = allocated.scalar_resources, request.scalar_resources
     inqueue_scalars, elastic_scalars = inqueue.scalar_resources, elastic.scalar_resources
+    targets = (allocated_scalars, request_scalars, inqueue_scalars, elastic_scalars)
     for usage in usages:
+        flat = usage.flat
+        if flat is not None:
+            # A kept usage's amounts in one tuple (``flat_amounts``), added in the same
+            # order: each part's cpu and memory, then its scalars in its own order.
+            allocated_cpu += flat[0]
+            allocated_memory += flat[1]
+            request_cpu += flat[2]
+            request_memory += flat[3]
+            inqueue_cpu += flat[4]
+            inqueue_memory += flat[5]
+            elastic_cpu += flat[6]
+            elastic_memory += flat[7]
+            scalars = flat[8]
+            if scalars is not None:
+                for index in range(0, len(scalars), 3):
+                    target = targets[scalars[index]]
+                    name = scalars[index + 1]
+                    target[name] = target.get(name, 0.0) + scalars[index + 2]
+            continue
         part = usage.allocated
         allocated_cpu += part.milli_cpu
         allocated_memory += part.memory
