@@ -383,3 +383,19 @@ def test_held_shares_skip_the_sets(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.clear()
         _session(cache, conf, state)
     assert calls == []
+
+
+def test_fused_sets_keep_the_exposition(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_set_series`` (``_FUSED_SETS``) leaves the series as ``_set(_series(...))`` does: a
+    series made on first use, equal values skipped, zeros of either sign and NaN set."""
+    from volcano_py.metrics import scheduler
+
+    rendered = []
+    for fused in (True, False):
+        monkeypatch.setattr(scheduler, "_FUSED_SETS", fused)
+        metrics.JOB_SHARE.clear()
+        for value in (0.0, 0.0, -0.0, -0.0, 3.0, 3.0, float("nan"), float("nan"), 0.0):
+            scheduler._set_series(metrics.JOB_SHARE, ("ns", "job"), value)
+            rendered.append((fused, repr(metrics.JOB_SHARE.labels("ns", "job")._value.get())))
+    fused_texts = [text for fused, text in rendered if fused]
+    assert fused_texts == [text for fused, text in rendered if not fused]
