@@ -552,8 +552,12 @@ def _record_share(job: JobInfo, attr: DrfAttr, held: dict[tuple[str, str], float
     kept up to date here) says it holds it already."""
     share = attr.share
     key = (job.namespace, job.name)
-    if not (_SKIP_HELD_SHARES and metrics.holds(held.get(key), share)):
-        metrics.job_share(job.namespace, job.name, share)
+    if _SKIP_HELD_SHARES:
+        kept = held.get(key)
+        # (``metrics.holds``, its call saved for the usual share above zero.)
+        if kept is not None and kept == share and (share != 0.0 or metrics.holds(kept, share)):
+            return
+    metrics.job_share(job.namespace, job.name, share)
     held[key] = share
 
 

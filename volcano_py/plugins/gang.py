@@ -254,8 +254,12 @@ class GangPlugin:
                     f" {job.fit_error()}",
                 }
             set_pod_group_condition(job, condition)
-            if not (_SKIP_HELD_COUNTS and metrics.holds(held.get(job.name), unready)):
-                metrics.unschedulable_tasks(job.name, unready)
+            if _SKIP_HELD_COUNTS:
+                kept = held.get(job.name)
+                # (``metrics.holds`` of two ints: no zero of the other sign to tell apart.)
+                if type(kept) is int and kept == unready:
+                    continue
+            metrics.unschedulable_tasks(job.name, unready)
             held[job.name] = unready
         metrics.UNSCHEDULE_JOB_COUNT.set(unschedulable_jobs)
         if _SKIP_HELD_COUNTS:
