@@ -84,6 +84,19 @@ REFERENCE_SWITCHES: tuple[tuple[str, str, object], ...] = (
     ("volcano_py.plugins._kube_scheduling.session_pods", "_SHARED", False),
     ("volcano_py.plugins._kube_scheduling.affinity_tracker", "_SHARED", False),
     ("volcano_py.plugins._kube_scheduling.affinity_tracker", "_KEEP_EVERY_POD", False),
+    ("volcano_py.api.job", "_FLAT_SNAPSHOT_COPY", False),
+    ("volcano_py.api.job", "_ONE_PASS_SUMS", False),
+    ("volcano_py.framework.session", "_TOPOLOGY_SCAN_IN_C", False),
+    ("volcano_py.framework.session", "_BLANKED_FACTS", False),
+    ("volcano_py.plugins.drf", "_RECORD_MOVED_SHARES", False),
+    ("volcano_py.plugins.drf", "_SKIP_HELD_SHARES", False),
+    ("volcano_py.plugins.gang", "_SKIP_HELD_COUNTS", False),
+    ("volcano_py.plugins._plugin_helpers", "_KEEP_USAGE", False),
+    ("volcano_py.plugins.proportion", "_ONE_PASS_TOTALS", False),
+    ("volcano_py.metrics.scheduler", "_FUSED_SETS", False),
+    ("volcano_py.framework.session", "_FLAT_CLOSE_FACTS", False),
+    ("volcano_py.plugins.drf", "_FLAT_SHARE_MEMO", False),
+    ("volcano_py.plugins._plugin_helpers", "_FLAT_USAGE", False),
 )
 
 

@@ -92,7 +92,9 @@ def run(size: Size, warm: bool = False) -> dict[str, float]:
     frozen out of the garbage collector's sight, and the cycle runs with collection paused.
 
     ``warm``: the steady state of a running scheduler. An earlier cycle has already seen the
-    running pods (it scheduled one small gang), then the 10k pending pods arrive."""
+    running pods (it scheduled one small gang), then the 10k pending pods arrive. Both
+    cycles share one ``SchedulingState``, as the scheduler loop's cycles do (what plugins
+    remember from one session to the next, the session count, the rotating start index)."""
     cache = build_cache(size, pending=not warm)
     conf = default_conf(BUILTIN_ACTIONS)
     registry = PluginRegistry()
@@ -102,21 +104,27 @@ def run(size: Size, warm: bool = False) -> dict[str, float]:
     for tier in conf.tiers:
         for plugin in tier.plugins:
             registry.declared_plugin_arguments(plugin.name)
+    state = SchedulingState()
     if warm:
         objects.add_pending_gangs(cache, 1, 10, prefix="warmup")
         with gc_paused():
-            measure_session(cache, conf, registry)
+            measure_session(cache, conf, registry, state)
+        cache.forget_series_of_jobs_gone_during_session()  # as the loop does after a cycle
         objects.add_pending_gangs(cache, size.gangs, size.gang_size)
     freeze_long_lived()
     with gc_paused():
-        return measure_session(cache, conf, registry)
+        return measure_session(cache, conf, registry, state)
 
 
 def measure_session(
-    cache: SchedulerCache, conf: Any, registry: PluginRegistry
+    cache: SchedulerCache,
+    conf: Any,
+    registry: PluginRegistry,
+    state: SchedulingState | None = None,
 ) -> dict[str, float]:
     """One session's phases (wall seconds each, its total and CPU) and how many gang pods it
-    bound (the benches name their gangs ``gang-*``)."""
+    bound (the benches name their gangs ``gang-*``); ``state``: the scheduler's, kept from
+    earlier cycles (a fresh one when not given)."""
     timings: dict[str, float] = {}
     # CPU time too: on a shared, loaded machine it is the steadier figure.
     cpu_started = time.process_time()
@@ -124,7 +132,7 @@ def measure_session(
     snapshot = cache.snapshot()
     timings["snapshot"] = time.perf_counter() - started
     mark = time.perf_counter()
-    ssn = open_session(snapshot, conf, registry, cache, SchedulingState())
+    ssn = open_session(snapshot, conf, registry, cache, state or SchedulingState())
     timings["open"] = time.perf_counter() - mark
     for name in conf.actions:
         mark = time.perf_counter()

@@ -272,3 +272,130 @@ def test_job_usage_follows_the_tasks_and_min_resources(monkeypatch: pytest.Monke
     job.delete_task(task)
     seen.append(usage())
     assert seen[0] != seen[2] != seen[4] != seen[5]
+
+
+# The session's fixed-cost shortcuts of issue 14's "Session" round (snapshot, open, close),
+# each switched off alone: every change between sessions hands out what all on do.
+SESSION_FIXED_COST_SWITCHES = [
+    ("volcano_py.api.job", "_FLAT_SNAPSHOT_COPY"),
+    ("volcano_py.api.job", "_ONE_PASS_SUMS"),
+    ("volcano_py.framework.session", "_TOPOLOGY_SCAN_IN_C"),
+    ("volcano_py.framework.session", "_BLANKED_FACTS"),
+    ("volcano_py.framework.session", "_FLAT_CLOSE_FACTS"),
+    ("volcano_py.plugins.drf", "_RECORD_MOVED_SHARES"),
+    ("volcano_py.plugins.drf", "_SKIP_HELD_SHARES"),
+    ("volcano_py.plugins.drf", "_FLAT_SHARE_MEMO"),
+    ("volcano_py.plugins.gang", "_SKIP_HELD_COUNTS"),
+    ("volcano_py.plugins._plugin_helpers", "_KEEP_USAGE"),
+    ("volcano_py.plugins._plugin_helpers", "_FLAT_USAGE"),
+    ("volcano_py.plugins.proportion", "_ONE_PASS_TOTALS"),
+    ("volcano_py.metrics.scheduler", "_FUSED_SETS"),
+]
+
+
+def test_every_fixed_cost_switch_is_listed_for_the_reference() -> None:
+    listed = {(module, flag) for module, flag, _ in REFERENCE_SWITCHES}
+    assert set(SESSION_FIXED_COST_SWITCHES) <= listed
+
+
+_ALL_ON: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("change", list(CHANGES), ids=list(CHANGES))
+@pytest.mark.parametrize(
+    "switch", SESSION_FIXED_COST_SWITCHES, ids=[flag for _, flag in SESSION_FIXED_COST_SWITCHES]
+)
+def test_each_fixed_cost_switch_alone_hands_out_the_same(
+    switch: tuple[str, str], change: str
+) -> None:
+    if change not in _ALL_ON:
+        _ALL_ON[change] = _run(CHANGES[change], shortcuts=True)
+    module, flag = switch
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(importlib.import_module(module), flag, False)
+        assert _run(CHANGES[change], shortcuts=True) == _ALL_ON[change]
+
+
+def _rounds_with(between: Callable[[SchedulerCache], None], shortcuts: bool) -> str:
+    """Four sessions of one scheduler (one ``SchedulingState``), ``between`` done to the cache
+    and the metrics after the second: what the jobs' gauges hold after each."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        if not shortcuts:
+            for module, flag, value in REFERENCE_SWITCHES:
+                monkeypatch.setattr(importlib.import_module(module), flag, value)
+        monkeypatch.setattr(metrics.RECORDING, "on", True)  # whatever ``between`` does
+        metrics.JOB_SHARE.clear()
+        metrics.UNSCHEDULE_TASK_COUNT.clear()
+        _log, cache, conf, state = _logged_cluster()
+        seen = []
+        for round_ in range(4):
+            if round_ == 2:
+                between(cache)
+            _session(cache, conf, state)
+            cache.forget_series_of_jobs_gone_during_session()
+            seen.append([_series(metrics.JOB_SHARE), _series(metrics.UNSCHEDULE_TASK_COUNT)])
+        return json.dumps(seen, default=str)
+
+
+def _series_cleared(cache: SchedulerCache) -> None:
+    metrics.JOB_SHARE.clear()
+    metrics.UNSCHEDULE_TASK_COUNT.clear()
+
+
+def _other_scheduler_sets(cache: SchedulerCache) -> None:
+    # Another scheduler in the process sets the same jobs' series.
+    metrics.job_share(objects.NAMESPACE, "single-0", 0.25)
+    metrics.unschedulable_tasks("single-0", 3)
+
+
+SERIES_CHANGES: dict[str, Callable[[SchedulerCache], None]] = {
+    "nothing": lambda cache: None,
+    "series cleared": _series_cleared,
+    "another scheduler's sets": _other_scheduler_sets,
+    "a job's series forgotten": lambda cache: metrics.forget_job(
+        "single-1", "default", objects.NAMESPACE
+    ),
+    "a job deleted": _pod_event("DELETED", objects.pod("gang-1", "gang", "1", "node-0")),
+    "recording off": lambda cache: setattr(metrics.RECORDING, "on", False),
+}
+
+
+@pytest.mark.parametrize("between", list(SERIES_CHANGES), ids=list(SERIES_CHANGES))
+def test_held_shares_and_counts_follow_the_series(between: str) -> None:
+    """drf's and gang's knowledge of what the per-job series hold (``_SKIP_HELD_SHARES``,
+    ``_SKIP_HELD_COUNTS``) lapses whenever a series may have changed: after each session
+    the gauges hold what setting every one would have left."""
+    assert _rounds_with(SERIES_CHANGES[between], shortcuts=True) == _rounds_with(
+        SERIES_CHANGES[between], shortcuts=False
+    )
+
+
+def test_held_shares_skip_the_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a first session, a quiet one sets no job's share or count again."""
+    calls: list[str] = []
+    share, count = metrics.job_share, metrics.unschedulable_tasks
+    monkeypatch.setattr(metrics, "job_share", lambda *a: (calls.append("share"), share(*a))[1])
+    monkeypatch.setattr(
+        metrics, "unschedulable_tasks", lambda *a: (calls.append("count"), count(*a))[1]
+    )
+    _log, cache, conf, state = _logged_cluster()
+    for _ in range(3):
+        calls.clear()
+        _session(cache, conf, state)
+    assert calls == []
+
+
+def test_fused_sets_keep_the_exposition(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_set_series`` (``_FUSED_SETS``) leaves the series as ``_set(_series(...))`` does: a
+    series made on first use, equal values skipped, zeros of either sign and NaN set."""
+    from volcano_py.metrics import scheduler
+
+    rendered = []
+    for fused in (True, False):
+        monkeypatch.setattr(scheduler, "_FUSED_SETS", fused)
+        metrics.JOB_SHARE.clear()
+        for value in (0.0, 0.0, -0.0, -0.0, 3.0, 3.0, float("nan"), float("nan"), 0.0):
+            scheduler._set_series(metrics.JOB_SHARE, ("ns", "job"), value)
+            rendered.append((fused, repr(metrics.JOB_SHARE.labels("ns", "job")._value.get())))
+    fused_texts = [text for fused, text in rendered if fused]
+    assert fused_texts == [text for fused, text in rendered if not fused]

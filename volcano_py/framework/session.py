@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import operator
 import random
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -82,6 +83,19 @@ _SUM_BY_JOB = True
 # shared with the cache, and its status story skipped when it would tell nothing (False: the
 # status dicts built and compared, every count taken again, the tests' reference).
 _QUIET_CLOSE = True
+
+# A PodGroup's conditions taken at session open with the fields a change of which alone is
+# no change already blanked, and compared at close in one list comparison (False: copied at
+# open, each blanked again at close by ``_same_condition``, the tests' reference).
+_BLANKED_FACTS = True
+
+# ``_close_facts`` kept in one flat tuple with its key (False: a (key, facts) pair of
+# tuples, the tests' reference).
+_FLAT_CLOSE_FACTS = True
+
+# Session open's scan for jobs with a network topology in C (``map``, ``list.count``,
+# ``filter``), not a generator asking each of 5k jobs (False: the tests' reference).
+_TOPOLOGY_SCAN_IN_C = True
 
 # The hooks whose answers a batched run of like tasks reuses (``Session.batch_safe``).
 _BATCH_GUARDED_HOOKS = (
@@ -226,7 +240,22 @@ class Session:
         # Each PodGroup's status as the session found it, to write at close only what changed.
         self._old_pod_group_status: dict[str, dict[str, Any]] = {}
         self._old_status_facts: dict[str, StatusFacts] = {}
-        if _QUIET_CLOSE:
+        # Whether ``_old_status_facts`` hold the conditions blanked (``_BLANKED_FACTS``).
+        self._facts_blanked = _QUIET_CLOSE and _BLANKED_FACTS
+        if self._facts_blanked:
+            blank = _IGNORED_AS_ONE
+            self._old_status_facts = {
+                uid: (
+                    pod_group.phase,
+                    [condition | blank for condition in pod_group.conditions],
+                    pod_group.running,
+                    pod_group.succeeded,
+                    pod_group.failed,
+                )
+                for uid, job in self.jobs.items()
+                if (pod_group := job.pod_group) is not None
+            }
+        elif _QUIET_CLOSE:
             self._old_status_facts = {
                 uid: status_facts(job.pod_group)
                 for uid, job in self.jobs.items()
@@ -1095,11 +1124,28 @@ def open_session(
 def _open_topology(ssn: Session) -> None:
     """Session-open steps 5-6 (normalise network topologies, recover allocated HyperNodes),
     before plugins open as upstream; a session without such jobs only pays for this scan."""
-    if not any(job.contains_network_topology() for job in ssn.jobs.values()):
+    if not _any_network_topology(ssn.jobs):
         return
     normalise_network_topologies(ssn)
     if ssn.hyper_nodes_ready:
         recover_allocated_hyper_nodes(ssn)
+
+
+_NETWORK_TOPOLOGY = operator.attrgetter("network_topology")
+_SUB_JOBS = operator.attrgetter("sub_jobs")
+
+
+def _any_network_topology(jobs: Mapping[str, JobInfo]) -> bool:
+    """Any job ``contains_network_topology``. With ``_TOPOLOGY_SCAN_IN_C`` the jobs' own
+    constraints are read by ``map`` and counted by ``list.count``, and only jobs that have
+    sub-jobs are asked about theirs (a job without sub-jobs contains a network topology
+    exactly when its own is not None)."""
+    if not _TOPOLOGY_SCAN_IN_C:
+        return any(job.contains_network_topology() for job in jobs.values())
+    listed = list(jobs.values())
+    if list(map(_NETWORK_TOPOLOGY, listed)).count(None) != len(listed):
+        return True
+    return any(job.contains_network_topology() for job in filter(_SUB_JOBS, listed))
 
 
 def pod_group_phase(job: JobInfo, unschedulable: bool) -> str:
@@ -1213,17 +1259,62 @@ def _close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int,
     return facts
 
 
+def _flat_close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int, bool]:
+    """``_close_facts`` kept flat, in one tuple with its key (tasks version, Unschedulable
+    mark, minMember, phase): a close reads one kept object per job rather than three."""
+    pod_group = job.pod_group
+    assert pod_group is not None
+    kept = job.memo.flat_close_facts
+    if (
+        kept is not None
+        and kept[0] == job.tasks_version
+        and kept[1] is unschedulable
+        and kept[2] == pod_group.min_member
+        and kept[3] == pod_group.phase
+    ):
+        return kept[4], kept[5], kept[6], kept[7], kept[8]
+    key = (job.tasks_version, unschedulable, pod_group.min_member, pod_group.phase)
+    index = job.task_status_index
+    facts = (
+        pod_group_phase(job, unschedulable),
+        len(index.get(TaskStatus.RUNNING, ())),
+        len(index.get(TaskStatus.FAILED, ())),
+        len(index.get(TaskStatus.SUCCEEDED, ())),
+        any(index.get(status) for status in _WAITING_STATUSES),
+    )
+    job.memo.flat_close_facts = (*key, *facts)
+    return facts
+
+
 def _update_job_status(ssn: Session, job: JobInfo) -> None:
     pod_group = job.pod_group
     assert pod_group is not None
     if _QUIET_CLOSE:
         unschedulable = _unschedulable_in(pod_group.conditions, ssn.uid)
-        phase, running, failed, succeeded, waiting = _close_facts(job, unschedulable)
+        if _FLAT_CLOSE_FACTS:
+            phase, running, failed, succeeded, waiting = _flat_close_facts(job, unschedulable)
+        else:
+            phase, running, failed, succeeded, waiting = _close_facts(job, unschedulable)
         pod_group.phase = phase
         pod_group.running = running
         pod_group.failed = failed
         pod_group.succeeded = succeeded
-        changed = _status_changed(pod_group, ssn._old_status_facts.get(job.uid))
+        facts = ssn._old_status_facts.get(job.uid)
+        if not ssn._facts_blanked:
+            changed = _status_changed(pod_group, facts)
+        elif facts is None:
+            changed = True
+        else:
+            # ``_status_changed`` against conditions blanked at open: each condition now,
+            # blanked, against its blanked counterpart (the lists' lengths first).
+            blank = _IGNORED_AS_ONE
+            changed = (
+                phase != facts[0]
+                or running != facts[2]
+                or succeeded != facts[3]
+                or failed != facts[4]
+                or [condition | blank for condition in pod_group.conditions] != facts[1]
+            )
         if changed:
             ssn.sink.update_pod_group_status(job)
         # Nothing written, no task waiting and a phase with no story: nothing to tell.

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from volcano_py.api.job import PG_INQUEUE, PG_RUNNING, JobInfo
 from volcano_py.api.queue import QueueInfo
@@ -129,6 +129,15 @@ def inqueue_resource(job: JobInfo, allocated: Resource) -> Resource:
 # readers only add into their own totals (False: fresh copies, each worked out again, the
 # tests' reference).
 _SHARED_USAGE = True
+# ``job_usage`` of a job that reserves no quota hands out the usage it handed out last, kept
+# in the job's memo while the kept sums and elastic part it holds are the same objects
+# (False: a new ``JobUsage`` and an empty inqueue each time, the tests' reference).
+_KEEP_USAGE = True
+# That kept usage found by one flat memo entry, (tasks version, minResources object, usage),
+# and carrying its amounts flat (``JobUsage.flat``) for the readers that add them up: a
+# session's open reads two kept objects per quiet job rather than a dozen (False: found
+# through the kept sums and elastic part, the tests' reference).
+_FLAT_USAGE = True
 
 
 @dataclass(slots=True)
@@ -140,6 +149,29 @@ class JobUsage:
     request: Resource
     inqueue: Resource
     elastic: Resource
+    # The four resources' amounts in one tuple (``flat_amounts``), for a kept usage.
+    flat: tuple[Any, ...] | None = None
+
+
+def flat_amounts(usage: JobUsage) -> tuple[Any, ...]:
+    """(allocated, request, inqueue and elastic cpu and memory, in that order, then the
+    scalars: None when no resource has any, else (part, name, value, ...) with part 0-3 in
+    the same order, each part's names in its own order)."""
+    scalars: list[Any] = []
+    for part, resource in enumerate((usage.allocated, usage.request, usage.inqueue, usage.elastic)):
+        for name, value in resource.scalar_resources.items():
+            scalars.extend((part, name, value))
+    return (
+        usage.allocated.milli_cpu,
+        usage.allocated.memory,
+        usage.request.milli_cpu,
+        usage.request.memory,
+        usage.inqueue.milli_cpu,
+        usage.inqueue.memory,
+        usage.elastic.milli_cpu,
+        usage.elastic.memory,
+        tuple(scalars) if scalars else None,
+    )
 
 
 def reserves_quota(job: JobInfo) -> bool:
@@ -160,14 +192,57 @@ def reserves_quota(job: JobInfo) -> bool:
 def job_usage(job: JobInfo) -> JobUsage:
     """What the job holds (allocated), holds plus asks for (request), still reserves of its
     minResources (inqueue, less what gated tasks would take) and holds beyond them (elastic)."""
+    kept_usage = _SHARED_USAGE and _KEEP_USAGE
+    if kept_usage and _FLAT_USAGE:
+        pod_group = job.pod_group
+        raw = pod_group.min_resources if pod_group is not None else None
+        flat = job.memo.flat_usage
+        if (
+            flat is not None
+            and flat[0] == job.tasks_version
+            and flat[1] is raw
+            and not reserves_quota(job)
+        ):
+            # The kept sums and elastic part are worked out from the tasks (by their
+            # version) and the minResources object alone.
+            found: JobUsage = flat[2]
+            return found
     sums = job.task_sums()  # kept from an earlier session when the tasks did not change
+    reserves = reserves_quota(job)
+    if kept_usage and not reserves:
+        usage = _kept_usage(job, sums.allocated, sums.requested)
+        if _FLAT_USAGE:
+            if usage.flat is None:
+                usage.flat = flat_amounts(usage)
+            pod_group = job.pod_group
+            raw = pod_group.min_resources if pod_group is not None else None
+            job.memo.flat_usage = (job.tasks_version, raw, usage)
+        return usage
     inqueue = Resource()
-    if reserves_quota(job):
+    if reserves:
         inqueue.add(job.deduct_sch_gated_resources(inqueue_resource(job, job.allocated)))
     if _SHARED_USAGE:
         return JobUsage(sums.allocated, sums.requested, inqueue, _kept_elastic(job))
     allocated, request = sums.allocated.clone(), sums.requested.clone()
     return JobUsage(allocated, request, inqueue, job.elastic_resources())
+
+
+def _kept_usage(job: JobInfo, allocated: Resource, requested: Resource) -> JobUsage:
+    """The usage of a job that reserves no quota (nothing inqueue), kept in the job's memo
+    while its parts are the same objects: the kept sums and the kept elastic part, each
+    replaced, never changed, when what it is worked out from changes."""
+    elastic = _kept_elastic(job)
+    kept = job.memo.usage
+    if (
+        isinstance(kept, JobUsage)
+        and kept.allocated is allocated
+        and kept.request is requested
+        and kept.elastic is elastic
+    ):
+        return kept
+    usage = JobUsage(allocated, requested, Resource(), elastic)
+    job.memo.usage = usage
+    return usage
 
 
 def _kept_elastic(job: JobInfo) -> Resource:

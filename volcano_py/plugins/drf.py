@@ -47,6 +47,32 @@ _LAZY_SHARE = True
 _KEEP_SHARES = True
 
 
+# At close only the shares of jobs whose allocation moved in the session are set again, when
+# nothing wrote or removed a job_share series since open set them all (False: every job's
+# share set again, the tests' reference). Setting a series to what it holds changes nothing.
+_RECORD_MOVED_SHARES = True
+
+
+# The kept share in one flat tuple with its key, (tasks version, cluster total, dominant
+# resource, share): one kept object read per job at open (False: a (key, value) pair of
+# tuples, the tests' reference).
+_FLAT_SHARE_MEMO = True
+
+# A job's share at open is not set again when the series holds it already: the last session
+# of the same scheduler left it so and no job_share series was written or removed since
+# (``HeldShares``; False: set at every open, the tests' reference).
+_SKIP_HELD_SHARES = True
+
+
+@dataclass(frozen=True, slots=True)
+class HeldShares:
+    """What a session's close left in every job_share series it knows of, by (namespace,
+    name), and the series token then (kept in ``SchedulingState.plugin_memory``)."""
+
+    token: metrics.SeriesToken
+    shares: dict[tuple[str, str], float]
+
+
 def _resource_key(resource: Resource) -> tuple[object, ...]:
     """Every value ``calculate_share`` reads of a total, names in their order (which breaks
     ties between dominant resources)."""
@@ -169,6 +195,12 @@ class DrfPlugin:
         self.job_attrs: dict[str, DrfAttr] = {}
         self.hierarchy_enabled = False
         self.root = new_root()
+        # The jobs whose allocation an event moved in this session, and the job_share
+        # token when open had set every job's share (``on_session_close``).
+        self.moved_jobs: set[str] = set()
+        self.opened_token: metrics.SeriesToken | None = None
+        # What each job_share series holds, by (namespace, name) (``_SKIP_HELD_SHARES``).
+        self.held: dict[tuple[str, str], float] = {}
 
     # ------------------------------------------------------------------ shares
 
@@ -196,6 +228,7 @@ class DrfPlugin:
         self.hierarchy_enabled = option is not None and option.enabled("enableHierarchy")
 
         total_key = _resource_key(self.total_resource)
+        held = self._held_shares(ssn)
         for job in ssn.jobs.values():
             # JobInfo.allocated is already the sum over Allocated/Binding/Bound/Running tasks.
             if _KEEP_SHARES:
@@ -204,13 +237,15 @@ class DrfPlugin:
                 attr = DrfAttr(job.allocated.clone())
                 self.update_share(attr)
             self.job_attrs[job.uid] = attr
-            _record_share(job, attr)
+            _record_share(job, attr, held)
             if self.hierarchy_enabled:
                 queue = ssn.queues.get(job.queue)
                 if queue is None:
                     continue
                 self.total_allocated.add(attr.allocated)
                 self._add_leaf(self.root, job, attr, queue)
+        self.held = held
+        self.opened_token = metrics.job_share_token()
         if self.hierarchy_enabled:
             # Recomputing once after adding every leaf gives what upstream's recompute after
             # each leaf ends with: every recompute starts over from the leaves.
@@ -233,6 +268,14 @@ class DrfPlugin:
         """``update_share`` of a copy of the job's allocation, the share taken from the job's
         memo when its tasks (which make its allocation) and the cluster total are those it
         was computed from."""
+        if _FLAT_SHARE_MEMO:
+            flat = job.memo.flat_share
+            version = job.tasks_version
+            if flat is not None and flat[0] == version and flat[1] == total_key:
+                return DrfAttr(job.allocated.clone(), flat[3], flat[2])
+            dominant, value = calculate_share(job.allocated, self.total_resource)
+            job.memo.flat_share = (version, total_key, dominant, value)
+            return DrfAttr(job.allocated.clone(), value, dominant)
         key = (job.tasks_version, total_key)
         kept = job.memo.share
         if kept is not None and kept[0] == key:
@@ -242,15 +285,42 @@ class DrfPlugin:
             job.memo.share = (key, (dominant, value))
         return DrfAttr(job.allocated.clone(), value, dominant)
 
+    def _held_shares(self, ssn: Session) -> dict[tuple[str, str], float]:
+        """The share each job_share series holds, as the last session of this scheduler
+        left them, when no series was written or removed since (``_SKIP_HELD_SHARES``);
+        else nothing known."""
+        if not _SKIP_HELD_SHARES:
+            return {}
+        memory = ssn.state.plugin_memory.get(self.name)
+        if isinstance(memory, HeldShares) and metrics.same_token(
+            memory.token, metrics.job_share_token()
+        ):
+            ssn.state.plugin_memory.pop(self.name)  # this session's now, changed in place
+            return memory.shares
+        return {}
+
     def on_session_close(self, ssn: Session) -> None:
+        # A job whose allocation no event moved has the share open set, and its series
+        # still holds it when no job_share series was written or removed since.
+        unchanged = metrics.same_token(self.opened_token, metrics.job_share_token())
+        moved_only = _RECORD_MOVED_SHARES and unchanged
+        held = self.held if unchanged else {}
+        moved = self.moved_jobs
         for uid, attr in self.job_attrs.items():
+            if moved_only and uid not in moved:
+                continue
             job = ssn.jobs.get(uid)
             if job is not None:
-                _record_share(job, attr)
+                _record_share(job, attr, held)
+        if _SKIP_HELD_SHARES:
+            ssn.state.plugin_memory[self.name] = HeldShares(metrics.job_share_token(), held)
+        self.held = {}
         self.total_resource = Resource()
         self.total_allocated = Resource()
         self.job_attrs = {}
         self.root = new_root()
+        self.moved_jobs = set()
+        self.opened_token = None
 
     # ------------------------------------------------------------------ hooks
 
@@ -368,6 +438,7 @@ class DrfPlugin:
                     "drf: skip event for %s: job %s is not in the session", task.key, task.job
                 )
                 return
+            self.moved_jobs.add(task.job)
             if allocate:
                 attr.allocated.add(task.resreq)
             else:
@@ -476,8 +547,18 @@ class DrfPlugin:
         node.saturated = all(child.saturated for child in children)
 
 
-def _record_share(job: JobInfo, attr: DrfAttr) -> None:
-    metrics.job_share(job.namespace, job.name, attr.share)
+def _record_share(job: JobInfo, attr: DrfAttr, held: dict[tuple[str, str], float]) -> None:
+    """Set the job's job_share series to its share, unless ``held`` (what each series holds,
+    kept up to date here) says it holds it already."""
+    share = attr.share
+    key = (job.namespace, job.name)
+    if _SKIP_HELD_SHARES:
+        kept = held.get(key)
+        # (``metrics.holds``, its call saved for the usual share above zero.)
+        if kept is not None and kept == share and (share != 0.0 or metrics.holds(kept, share)):
+            return
+    metrics.job_share(job.namespace, job.name, share)
+    held[key] = share
 
 
 # The arguments this plugin reads: none (upstream drf.go; hierarchy is the enableHierarchy flag).

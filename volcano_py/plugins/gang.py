@@ -12,6 +12,7 @@ writes each job's ``Unschedulable`` or ``Scheduled`` PodGroup condition.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Final
 
 from volcano_py import metrics
@@ -117,6 +118,35 @@ def skip_unschedulable_for_releasing(job: JobInfo) -> bool:
     return job.scheduled_task_num() + releasing_on_nodes >= job.min_available
 
 
+# A job's unscheduled-task count is not set again when its series holds it already: the last
+# session of the same scheduler left it so and no such series was written or removed since
+# (``HeldCounts``; False: set at every close, the tests' reference). Most jobs of a large
+# cluster are ready, their count 0 session after session.
+_SKIP_HELD_COUNTS = True
+
+
+@dataclass(frozen=True, slots=True)
+class HeldCounts:
+    """What a session's close left in every unscheduled-task-count series it set, by job name
+    (the series' one label), and the series token then (in ``plugin_memory``)."""
+
+    token: metrics.SeriesToken
+    counts: dict[str, int]
+
+
+def _held_counts(ssn: Session, name: str) -> dict[str, int]:
+    """The count each series holds as the last close left them, when no series was written
+    or removed since; else nothing known. Taken out of the memory: this session's now."""
+    if not _SKIP_HELD_COUNTS:
+        return {}
+    memory = ssn.state.plugin_memory.pop(name, None)
+    if isinstance(memory, HeldCounts) and metrics.same_token(
+        memory.token, metrics.unschedulable_tasks_token()
+    ):
+        return memory.counts
+    return {}
+
+
 def set_pod_group_condition(job: JobInfo, condition: dict[str, Any]) -> None:
     """Replace the condition of the same type, or append it (``UpdatePodGroupCondition``)."""
     if job.pod_group is None:
@@ -194,6 +224,7 @@ class GangPlugin:
     def on_session_close(self, ssn: Session) -> None:
         when = rfc3339(ssn.now)
         unschedulable_jobs = 0
+        held = _held_counts(ssn, self.name)
         for job in ssn.jobs.values():
             if not job.tasks or job.pod_group is None:
                 continue
@@ -223,8 +254,18 @@ class GangPlugin:
                     f" {job.fit_error()}",
                 }
             set_pod_group_condition(job, condition)
+            if _SKIP_HELD_COUNTS:
+                kept = held.get(job.name)
+                # (``metrics.holds`` of two ints: no zero of the other sign to tell apart.)
+                if type(kept) is int and kept == unready:
+                    continue
             metrics.unschedulable_tasks(job.name, unready)
+            held[job.name] = unready
         metrics.UNSCHEDULE_JOB_COUNT.set(unschedulable_jobs)
+        if _SKIP_HELD_COUNTS:
+            ssn.state.plugin_memory[self.name] = HeldCounts(
+                metrics.unschedulable_tasks_token(), held
+            )
 
 
 # The arguments this plugin reads (upstream gang.go reads no argument).

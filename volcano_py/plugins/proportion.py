@@ -72,6 +72,9 @@ _PLAIN_SCALARS = True
 # additions in the same order), not one ``add`` call per job and total (False: the tests'
 # reference).
 _ADD_BY_QUEUE = True
+# Those totals summed in one pass over the usages (False: one ``add_all`` per total, the
+# tests' reference).
+_ONE_PASS_TOTALS = True
 
 
 @dataclass(slots=True)
@@ -133,6 +136,68 @@ class QueueAttributes:
             self.elastic.clone(),
             self.share,
         )
+
+
+def _add_usages(attr: QueueAttributes, usages: list[JobUsage]) -> None:
+    """The four ``add_all`` of a queue's job usages into its totals in one pass: each total
+    takes the same parts in the same order (the same floats, the same scalar names in the
+    same order), one loop over the jobs rather than four generators."""
+    allocated, request, inqueue, elastic = attr.allocated, attr.request, attr.inqueue, attr.elastic
+    allocated_cpu, allocated_memory = allocated.milli_cpu, allocated.memory
+    request_cpu, request_memory = request.milli_cpu, request.memory
+    inqueue_cpu, inqueue_memory = inqueue.milli_cpu, inqueue.memory
+    elastic_cpu, elastic_memory = elastic.milli_cpu, elastic.memory
+    allocated_scalars, request_scalars = allocated.scalar_resources, request.scalar_resources
+    inqueue_scalars, elastic_scalars = inqueue.scalar_resources, elastic.scalar_resources
+    targets = (allocated_scalars, request_scalars, inqueue_scalars, elastic_scalars)
+    for usage in usages:
+        flat = usage.flat
+        if flat is not None:
+            # A kept usage's amounts in one tuple (``flat_amounts``), added in the same
+            # order: each part's cpu and memory, then its scalars in its own order.
+            allocated_cpu += flat[0]
+            allocated_memory += flat[1]
+            request_cpu += flat[2]
+            request_memory += flat[3]
+            inqueue_cpu += flat[4]
+            inqueue_memory += flat[5]
+            elastic_cpu += flat[6]
+            elastic_memory += flat[7]
+            scalars = flat[8]
+            if scalars is not None:
+                for index in range(0, len(scalars), 3):
+                    target = targets[scalars[index]]
+                    name = scalars[index + 1]
+                    target[name] = target.get(name, 0.0) + scalars[index + 2]
+            continue
+        part = usage.allocated
+        allocated_cpu += part.milli_cpu
+        allocated_memory += part.memory
+        if part.scalar_resources:
+            for name, value in part.scalar_resources.items():
+                allocated_scalars[name] = allocated_scalars.get(name, 0.0) + value
+        part = usage.request
+        request_cpu += part.milli_cpu
+        request_memory += part.memory
+        if part.scalar_resources:
+            for name, value in part.scalar_resources.items():
+                request_scalars[name] = request_scalars.get(name, 0.0) + value
+        part = usage.inqueue
+        inqueue_cpu += part.milli_cpu
+        inqueue_memory += part.memory
+        if part.scalar_resources:
+            for name, value in part.scalar_resources.items():
+                inqueue_scalars[name] = inqueue_scalars.get(name, 0.0) + value
+        part = usage.elastic
+        elastic_cpu += part.milli_cpu
+        elastic_memory += part.memory
+        if part.scalar_resources:
+            for name, value in part.scalar_resources.items():
+                elastic_scalars[name] = elastic_scalars.get(name, 0.0) + value
+    allocated.milli_cpu, allocated.memory = allocated_cpu, allocated_memory
+    request.milli_cpu, request.memory = request_cpu, request_memory
+    inqueue.milli_cpu, inqueue.memory = inqueue_cpu, inqueue_memory
+    elastic.milli_cpu, elastic.memory = elastic_cpu, elastic_memory
 
 
 def compute_deserved(total: Resource, queues: Iterable[QueueAttributes]) -> None:
@@ -257,6 +322,9 @@ class ProportionPlugin:
         for name, listed in usages.items():
             # Each total takes its jobs' parts in the order ``_account_job`` adds them.
             attr = self.queue_attributes[name]
+            if _ONE_PASS_TOTALS:
+                _add_usages(attr, listed)
+                continue
             attr.allocated.add_all(usage.allocated for usage in listed)
             attr.request.add_all(usage.request for usage in listed)
             attr.inqueue.add_all(usage.inqueue for usage in listed)
