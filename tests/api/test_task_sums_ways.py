@@ -19,21 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.framework.test_job_task_sums import STATUSES
 from volcano_py.api import job as job_module
 from volcano_py.api.job import JobInfo
 from volcano_py.api.resource import Resource
 from volcano_py.api.task import TaskInfo
 from volcano_py.api.types import TaskStatus
 
-STATUSES = [
-    TaskStatus.PENDING,
-    TaskStatus.ALLOCATED,
-    TaskStatus.PIPELINED,
-    TaskStatus.BINDING,
-    TaskStatus.RUNNING,
-    TaskStatus.RELEASING,
-    TaskStatus.SUCCEEDED,
-]
 amounts = st.one_of(
     st.sampled_from([0.0, -0.0, 1.0, 1000.0, 1073741824.0, 2.0**52, 2.0**53, 2.0**60]),
     st.integers(0, 10**6).map(float),

@@ -607,9 +607,15 @@ class JobInfo:
             self.best_effort_pending[task.task_role] += 1
 
     def _shell(self) -> JobInfo:
-        """A copy of everything but the tasks: own sums, counters and PodGroup status. (A
-        snapshot takes one per job: arguments by position and counters copied as plain dicts
-        cost half of what keywords and ``Counter(counter)`` did.)"""
+        """A copy of everything but the tasks: own sums, counters and PodGroup status."""
+        return self._shell_with({}, {})
+
+    def _shell_with(
+        self, tasks: dict[TaskID, TaskInfo], index: dict[TaskStatus, dict[TaskID, TaskInfo]]
+    ) -> JobInfo:
+        """``_shell`` holding ``tasks`` and their status ``index``. (A snapshot takes one per
+        job: arguments by position and counters copied as plain dicts cost half of what
+        keywords and ``Counter(counter)`` did.)"""
         return JobInfo(
             self.uid,
             self.name,
@@ -618,8 +624,8 @@ class JobInfo:
             self.priority,
             self.min_available,
             self.pod_group.clone() if self.pod_group is not None else None,
-            {},
-            {},
+            tasks,
+            index,
             dict(self.task_min_available),
             self.task_min_available_total,
             self.allocated.clone(),
@@ -695,40 +701,7 @@ class JobInfo:
         if pending:
             for uid, task in pending.items():
                 pending[uid] = tasks[uid] = task.clone()
-        pod_group = self.pod_group
-        copy = JobInfo(
-            self.uid,
-            self.name,
-            self.namespace,
-            self.queue,
-            self.priority,
-            self.min_available,
-            pod_group.clone() if pod_group is not None else None,
-            tasks,
-            index,
-            dict(self.task_min_available),
-            self.task_min_available_total,
-            self.allocated.clone(),
-            self.total_request.clone(),
-            self.creation_timestamp,
-            self.schedule_start_timestamp,
-            self.preemptable,
-            self.revocable_zone,
-            self.waiting_time,
-            self.job_fit_errors,
-            {},
-            self.allocated_hyper_node,
-            self.network_topology,
-            _counter_copy(self.role_counts),
-            _counter_copy(self.best_effort_pending),
-            self.sub_group_policies,
-            {},
-            {},
-            dict(self.min_sub_jobs),
-            self.tasks_version,
-            self.sums_memo,
-            self.memo,
-        )
+        copy = self._shell_with(tasks, index)
         if self.sub_group_policies or self.sub_jobs:
             self._copy_sub_jobs_to(copy)
         return copy

@@ -1237,6 +1237,18 @@ def _status_changed(pod_group: PodGroupInfo, old: StatusFacts | None) -> bool:
     return not all(map(_same_condition, new, conditions))
 
 
+def _close_facts_now(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int, bool]:
+    """(phase, running, failed, succeeded, any task waiting) of the job as it is now."""
+    index = job.task_status_index
+    return (
+        pod_group_phase(job, unschedulable),
+        len(index.get(TaskStatus.RUNNING, ())),
+        len(index.get(TaskStatus.FAILED, ())),
+        len(index.get(TaskStatus.SUCCEEDED, ())),
+        any(index.get(status) for status in _WAITING_STATUSES),
+    )
+
+
 def _close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int, bool]:
     """(phase, running, failed, succeeded, any task waiting) after the session: worked out
     once per job change, kept in the job's memo under every fact it reads (the tasks by
@@ -1247,14 +1259,7 @@ def _close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int, int,
     kept = job.memo.close_facts
     if kept is not None and kept[0] == key:
         return kept[1]
-    index = job.task_status_index
-    facts = (
-        pod_group_phase(job, unschedulable),
-        len(index.get(TaskStatus.RUNNING, ())),
-        len(index.get(TaskStatus.FAILED, ())),
-        len(index.get(TaskStatus.SUCCEEDED, ())),
-        any(index.get(status) for status in _WAITING_STATUSES),
-    )
+    facts = _close_facts_now(job, unschedulable)
     job.memo.close_facts = (key, facts)
     return facts
 
@@ -1274,14 +1279,7 @@ def _flat_close_facts(job: JobInfo, unschedulable: bool) -> tuple[str, int, int,
     ):
         return kept[4], kept[5], kept[6], kept[7], kept[8]
     key = (job.tasks_version, unschedulable, pod_group.min_member, pod_group.phase)
-    index = job.task_status_index
-    facts = (
-        pod_group_phase(job, unschedulable),
-        len(index.get(TaskStatus.RUNNING, ())),
-        len(index.get(TaskStatus.FAILED, ())),
-        len(index.get(TaskStatus.SUCCEEDED, ())),
-        any(index.get(status) for status in _WAITING_STATUSES),
-    )
+    facts = _close_facts_now(job, unschedulable)
     job.memo.flat_close_facts = (*key, *facts)
     return facts
 

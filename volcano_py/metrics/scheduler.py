@@ -391,18 +391,21 @@ def _series(metric: Gauge, *values: str) -> Gauge:
 _SKIP_EQUAL_SETS = True
 
 
+def _series_holds(series: Gauge, value: float) -> bool:
+    """Does ``series`` hold exactly ``value`` (``holds``), read from the plain value
+    ``prometheus_client`` keeps in process (its ``MutexValue``)? Any other keeping (the
+    multiprocess mode's files) answers no."""
+    holder = getattr(series, "_value", None)
+    return type(holder) is MutexValue and holds(holder._value, value)
+
+
 def _set(series: Gauge, value: float) -> None:
     """``series.set(value)``, unless the series already holds exactly ``value``: the same
     float, a zero of the same sign (they print differently). Read from the plain value
     ``prometheus_client`` keeps in process (its ``MutexValue``); any other keeping (the
     multiprocess mode's files) takes the general way."""
-    if _SKIP_EQUAL_SETS:
-        holder = getattr(series, "_value", None)
-        if type(holder) is MutexValue:
-            held = holder._value
-            new = float(value)
-            if held == new and (new != 0.0 or math.copysign(1.0, held) == math.copysign(1.0, new)):
-                return
+    if _SKIP_EQUAL_SETS and _series_holds(series, value):
+        return
     series.set(value)
 
 
@@ -423,13 +426,8 @@ def _set_series(metric: Gauge, values: tuple[str, ...], value: float) -> None:
     series = getattr(metric, "_metrics", _NO_SERIES).get(values) if _DIRECT_SERIES else None
     if not isinstance(series, Gauge):
         series = metric.labels(*values)
-    if _SKIP_EQUAL_SETS:
-        holder = getattr(series, "_value", None)
-        if type(holder) is MutexValue:
-            held = holder._value
-            new = float(value)
-            if held == new and (new != 0.0 or math.copysign(1.0, held) == math.copysign(1.0, new)):
-                return
+    if _SKIP_EQUAL_SETS and _series_holds(series, value):
+        return
     series.set(value)
 
 
@@ -463,8 +461,8 @@ def same_token(kept: SeriesToken | None, now: SeriesToken) -> bool:
 
 
 def holds(held: float | None, value: float) -> bool:
-    """A series known to hold ``held`` holds ``value`` (``_set``'s comparison: the same float,
-    a zero of the same sign; NaN never)."""
+    """A series known to hold ``held`` holds ``value``: the same float, a zero of the same
+    sign (they print differently); NaN never."""
     if held is None:
         return False
     new = float(value)

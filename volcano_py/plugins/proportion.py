@@ -21,7 +21,7 @@ readable after ``close_session``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -174,30 +174,32 @@ def _add_usages(attr: QueueAttributes, usages: list[JobUsage]) -> None:
         allocated_cpu += part.milli_cpu
         allocated_memory += part.memory
         if part.scalar_resources:
-            for name, value in part.scalar_resources.items():
-                allocated_scalars[name] = allocated_scalars.get(name, 0.0) + value
+            _add_scalars(allocated_scalars, part.scalar_resources)
         part = usage.request
         request_cpu += part.milli_cpu
         request_memory += part.memory
         if part.scalar_resources:
-            for name, value in part.scalar_resources.items():
-                request_scalars[name] = request_scalars.get(name, 0.0) + value
+            _add_scalars(request_scalars, part.scalar_resources)
         part = usage.inqueue
         inqueue_cpu += part.milli_cpu
         inqueue_memory += part.memory
         if part.scalar_resources:
-            for name, value in part.scalar_resources.items():
-                inqueue_scalars[name] = inqueue_scalars.get(name, 0.0) + value
+            _add_scalars(inqueue_scalars, part.scalar_resources)
         part = usage.elastic
         elastic_cpu += part.milli_cpu
         elastic_memory += part.memory
         if part.scalar_resources:
-            for name, value in part.scalar_resources.items():
-                elastic_scalars[name] = elastic_scalars.get(name, 0.0) + value
+            _add_scalars(elastic_scalars, part.scalar_resources)
     allocated.milli_cpu, allocated.memory = allocated_cpu, allocated_memory
     request.milli_cpu, request.memory = request_cpu, request_memory
     inqueue.milli_cpu, inqueue.memory = inqueue_cpu, inqueue_memory
     elastic.milli_cpu, elastic.memory = elastic_cpu, elastic_memory
+
+
+def _add_scalars(into: dict[str, float], scalars: Mapping[str, float]) -> None:
+    """Add each of ``scalars`` to ``into``, in order (``Resource.add``'s scalar part)."""
+    for name, value in scalars.items():
+        into[name] = into.get(name, 0.0) + value
 
 
 def compute_deserved(total: Resource, queues: Iterable[QueueAttributes]) -> None:
