@@ -193,9 +193,9 @@ def job_usage(job: JobInfo) -> JobUsage:
     """What the job holds (allocated), holds plus asks for (request), still reserves of its
     minResources (inqueue, less what gated tasks would take) and holds beyond them (elastic)."""
     kept_usage = _SHARED_USAGE and _KEEP_USAGE
+    pod_group = job.pod_group
+    raw = pod_group.min_resources if pod_group is not None else None
     if kept_usage and _FLAT_USAGE:
-        pod_group = job.pod_group
-        raw = pod_group.min_resources if pod_group is not None else None
         flat = job.memo.flat_usage
         if (
             flat is not None
@@ -214,8 +214,6 @@ def job_usage(job: JobInfo) -> JobUsage:
         if _FLAT_USAGE:
             if usage.flat is None:
                 usage.flat = flat_amounts(usage)
-            pod_group = job.pod_group
-            raw = pod_group.min_resources if pod_group is not None else None
             job.memo.flat_usage = (job.tasks_version, raw, usage)
         return usage
     inqueue = Resource()

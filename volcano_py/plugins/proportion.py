@@ -21,7 +21,7 @@ readable after ``close_session``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -43,6 +43,7 @@ from volcano_py.framework.hooks import SimulationState, VoteFn
 from volcano_py.framework.session import Session
 from volcano_py.plugins._plugin_helpers import (
     JobUsage,
+    flat_amounts,
     format_resource_names,
     job_usage,
     log_queue_not_open,
@@ -147,59 +148,34 @@ def _add_usages(attr: QueueAttributes, usages: list[JobUsage]) -> None:
     request_cpu, request_memory = request.milli_cpu, request.memory
     inqueue_cpu, inqueue_memory = inqueue.milli_cpu, inqueue.memory
     elastic_cpu, elastic_memory = elastic.milli_cpu, elastic.memory
-    allocated_scalars, request_scalars = allocated.scalar_resources, request.scalar_resources
-    inqueue_scalars, elastic_scalars = inqueue.scalar_resources, elastic.scalar_resources
-    targets = (allocated_scalars, request_scalars, inqueue_scalars, elastic_scalars)
+    targets = (
+        allocated.scalar_resources,
+        request.scalar_resources,
+        inqueue.scalar_resources,
+        elastic.scalar_resources,
+    )
     for usage in usages:
-        flat = usage.flat
-        if flat is not None:
-            # A kept usage's amounts in one tuple (``flat_amounts``), added in the same
-            # order: each part's cpu and memory, then its scalars in its own order.
-            allocated_cpu += flat[0]
-            allocated_memory += flat[1]
-            request_cpu += flat[2]
-            request_memory += flat[3]
-            inqueue_cpu += flat[4]
-            inqueue_memory += flat[5]
-            elastic_cpu += flat[6]
-            elastic_memory += flat[7]
-            scalars = flat[8]
-            if scalars is not None:
-                for index in range(0, len(scalars), 3):
-                    target = targets[scalars[index]]
-                    name = scalars[index + 1]
-                    target[name] = target.get(name, 0.0) + scalars[index + 2]
-            continue
-        part = usage.allocated
-        allocated_cpu += part.milli_cpu
-        allocated_memory += part.memory
-        if part.scalar_resources:
-            _add_scalars(allocated_scalars, part.scalar_resources)
-        part = usage.request
-        request_cpu += part.milli_cpu
-        request_memory += part.memory
-        if part.scalar_resources:
-            _add_scalars(request_scalars, part.scalar_resources)
-        part = usage.inqueue
-        inqueue_cpu += part.milli_cpu
-        inqueue_memory += part.memory
-        if part.scalar_resources:
-            _add_scalars(inqueue_scalars, part.scalar_resources)
-        part = usage.elastic
-        elastic_cpu += part.milli_cpu
-        elastic_memory += part.memory
-        if part.scalar_resources:
-            _add_scalars(elastic_scalars, part.scalar_resources)
+        # A kept usage carries its amounts in one tuple; another's are read into one here.
+        # Each total takes each usage's parts in the same order as ``add_all`` would.
+        flat = usage.flat if usage.flat is not None else flat_amounts(usage)
+        allocated_cpu += flat[0]
+        allocated_memory += flat[1]
+        request_cpu += flat[2]
+        request_memory += flat[3]
+        inqueue_cpu += flat[4]
+        inqueue_memory += flat[5]
+        elastic_cpu += flat[6]
+        elastic_memory += flat[7]
+        scalars = flat[8]
+        if scalars is not None:
+            for index in range(0, len(scalars), 3):
+                target = targets[scalars[index]]
+                name = scalars[index + 1]
+                target[name] = target.get(name, 0.0) + scalars[index + 2]
     allocated.milli_cpu, allocated.memory = allocated_cpu, allocated_memory
     request.milli_cpu, request.memory = request_cpu, request_memory
     inqueue.milli_cpu, inqueue.memory = inqueue_cpu, inqueue_memory
     elastic.milli_cpu, elastic.memory = elastic_cpu, elastic_memory
-
-
-def _add_scalars(into: dict[str, float], scalars: Mapping[str, float]) -> None:
-    """Add each of ``scalars`` to ``into``, in order (``Resource.add``'s scalar part)."""
-    for name, value in scalars.items():
-        into[name] = into.get(name, 0.0) + value
 
 
 def compute_deserved(total: Resource, queues: Iterable[QueueAttributes]) -> None:
